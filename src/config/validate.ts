@@ -1,0 +1,134 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ConfigError, type ConfigProblem } from './config-error.ts';
+import { DEFAULTS } from './defaults.ts';
+import { CONFIG_SCHEMA } from './schema.ts';
+import type { KConfig, ResolvedConfig } from './types.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
+addFormats(ajv, ['uri', 'email']);
+const check = ajv.compile(CONFIG_SCHEMA);
+
+/**
+ * Validates a configuration, reports every problem at once, applies the
+ * defaults and returns a deeply frozen config.
+ *
+ * @example
+ * const config = resolveConfig({ port: 0 }); // config.docs.path === '/docs'
+ */
+export function resolveConfig(input: unknown = {}): ResolvedConfig {
+  const problems = configProblems(input);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(merge(DEFAULTS, input as KConfig) as ResolvedConfig);
+}
+
+/** Every problem of a configuration (schema and cross-field rules); empty when valid. */
+export function configProblems(input: unknown): ConfigProblem[] {
+  const problems = check(input) ? [] : (check.errors ?? []).filter(isLeaf).map(toProblem);
+  try {
+    problems.push(...semanticProblems(input as KConfig));
+  } catch {
+    // a value of the wrong type; the schema has already reported it
+  }
+  return problems;
+}
+
+function semanticProblems(c: KConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const add = (path: (string | number)[], message: string) => problems.push({ key: keyOf(path), path, message });
+  if (c.cors?.credentials === true && c.cors.origins?.includes('*')) {
+    add(['cors', 'origins'], "'*' cannot be combined with credentials: true; list the allowed origins");
+  }
+  for (const [i, entry] of (c.docs?.servers ?? []).entries()) {
+    if (typeof entry !== 'string') continue;
+    const url = entry.split(' - ', 1)[0] ?? '';
+    if (!isServerUrl(url))
+      add(['docs', 'servers', i], `'${url}' is not an absolute http(s) URL or a path; expected "<url> - <description>"`);
+  }
+  if (c.docs?.path === '/') add(['docs', 'path'], 'must not be the root path');
+  if (c.docs?.path?.endsWith('/') && c.docs.path !== '/') add(['docs', 'path'], 'must not end with a slash');
+  const cl = c.cluster;
+  if (cl?.backoffInitialMs !== undefined && cl.backoffMaxMs !== undefined && cl.backoffInitialMs > cl.backoffMaxMs) {
+    add(['cluster', 'backoffInitialMs'], 'must not exceed cluster.backoffMaxMs');
+  }
+  if (c.port !== undefined && c.port !== 0 && c.metrics?.port === c.port) {
+    add(['metrics', 'port'], `must differ from port (${c.port})`);
+  }
+  return problems;
+}
+
+function isServerUrl(url: string): boolean {
+  if (url.startsWith('/')) return true;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** `oneOf`/`anyOf` report their branches' errors too; keep the one that says what was expected. */
+function isLeaf(e: ErrorObject, _i: number, all: ErrorObject[]): boolean {
+  const parentOneOf = all.some(
+    (o) =>
+      o !== e &&
+      (o.keyword === 'oneOf' || o.keyword === 'anyOf') &&
+      e.schemaPath.startsWith(o.schemaPath.slice(0, -o.keyword.length)) &&
+      e.instancePath === o.instancePath,
+  );
+  return !parentOneOf;
+}
+
+function toProblem(e: ErrorObject): ConfigProblem {
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty;
+      const full = [...path, extra];
+      return { key: keyOf(full), path: full, message: 'unknown key' };
+    }
+    case 'enum':
+      return {
+        key: keyOf(path),
+        path,
+        message: `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`,
+      };
+    case 'oneOf':
+      return {
+        key: keyOf(path),
+        path,
+        message: path[0] === 'workers' ? "must be a positive integer or 'auto'" : 'does not match any allowed form',
+      };
+    default:
+      return { key: keyOf(path), path, message: e.message ?? 'is invalid' };
+  }
+}
+
+export function keyOf(path: readonly (string | number)[]): string {
+  return path.reduce<string>((k, s) => (typeof s === 'number' ? `${k}[${s}]` : k === '' ? s : `${k}.${s}`), '');
+}
+
+function merge(base: unknown, over: unknown): unknown {
+  if (over === undefined) return base;
+  if (!isPlainObject(base) || !isPlainObject(over)) return over;
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v);
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    for (const inner of Object.values(v)) deepFreeze(inner);
+    Object.freeze(v);
+  }
+  return v;
+}

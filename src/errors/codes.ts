@@ -1,0 +1,33 @@
+/**
+ * The registry of stable error codes: code → HTTP status → title.
+ * Every problem response flotilla produces itself carries one of these codes;
+ * the README's error table is checked against this object by a test.
+ */
+export const ERROR_CODES = {
+  BAD_REQUEST: { status: 400, title: 'Bad Request' },
+  VALIDATION_FAILED: { status: 400, title: 'Validation Failed' },
+  INVALID_PAGINATION: { status: 400, title: 'Invalid Pagination' },
+  MALFORMED_JSON: { status: 400, title: 'Malformed JSON' },
+  FORBIDDEN_KEY: { status: 400, title: 'Forbidden Key' },
+  BAD_URL: { status: 400, title: 'Bad URL' },
+  UNAUTHORIZED: { status: 401, title: 'Unauthorized' },
+  FORBIDDEN: { status: 403, title: 'Forbidden' },
+  NOT_FOUND: { status: 404, title: 'Not Found' },
+  ROUTE_NOT_FOUND: { status: 404, title: 'Route Not Found' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
+  REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout' },
+  CONFLICT: { status: 409, title: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
+  UNPROCESSABLE: { status: 422, title: 'Unprocessable Content' },
+  TOO_MANY_REQUESTS: { status: 429, title: 'Too Many Requests' },
+  INTERNAL: { status: 500, title: 'Internal Server Error' },
+  UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The problem `type` URI for a code: a stable URN, e.g. `urn:flotilla:problem:not-found`. */
+export function problemType(code: string): string {
+  return `urn:flotilla:problem:${code.toLowerCase().replaceAll('_', '-')}`;
+}

@@ -1,0 +1,91 @@
+import type { Ctx } from './ctx.ts';
+
+/** HTTP methods a route may declare. */
+export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/** A JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it). */
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * Onion-style middleware: code before `await next()` runs on the way in, code
+ * after it on the way out. Not calling `next` ends the request: the middleware
+ * must then respond (e.g. `ctx.ok(...)`) or throw.
+ *
+ * @example
+ * const timing: Middleware = async (ctx, next) => {
+ *   const t0 = performance.now();
+ *   await next();
+ *   ctx.setHeader('Server-Timing', `app;dur=${performance.now() - t0}`);
+ * };
+ */
+export type Middleware = (ctx: Ctx, next: () => Promise<void>) => unknown;
+
+/** A route handler; a returned value (other than `undefined`) is sent as JSON. */
+export type Handler = (ctx: Ctx) => unknown;
+
+/** Schemas of a route, named as in Fastify: validated on each request and fed to OpenAPI. */
+export interface RouteSchema {
+  /** Route parameters (coerced from strings). */
+  params?: JsonSchema;
+  /** Query string (coerced from strings). */
+  querystring?: JsonSchema;
+  /** JSON request body. */
+  body?: JsonSchema;
+  /** Request headers (lower-case names). */
+  headers?: JsonSchema;
+  /** Response bodies by status code, for the documentation. */
+  response?: Record<number | string, JsonSchema>;
+}
+
+/**
+ * A route: method, path in find-my-way syntax, handler and metadata.
+ *
+ * @example
+ * const route: Route = {
+ *   method: 'GET', path: '/books/:id', summary: 'Get a book', tags: ['books'],
+ *   schema: { params: { type: 'object', properties: { id: { type: 'integer' } } } },
+ *   handler: (ctx) => repo.get(ctx.params.id),
+ * };
+ */
+export interface Route {
+  method: HttpMethod;
+  path: string;
+  handler: Handler;
+  schema?: RouteSchema;
+  /** Middlewares run after the group's, innermost last. */
+  middlewares?: Middleware[];
+  summary?: string;
+  description?: string;
+  tags?: string[];
+  operationId?: string;
+  deprecated?: boolean;
+  /** Leave this route out of the OpenAPI document. */
+  hide?: boolean;
+  /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
+  bodyLimit?: number;
+  /** Set by `paginated()`: documents `page`/`limit` and the `Page<T>` envelope. */
+  paginated?: { item: JsonSchema };
+}
+
+/**
+ * A set of routes.
+ *
+ * @example
+ * class BooksController implements Controller {
+ *   routes(): Route[] { return [{ method: 'GET', path: '/books', handler: (ctx) => ctx.ok([]) }]; }
+ * }
+ */
+export interface Controller {
+  routes(): Route[];
+}
+
+/**
+ * A unit of features registered on an App (routes, checkers, hooks, schedulers).
+ *
+ * @example
+ * const booksModule: Module = { register(app) { app.registerController(new BooksController()); } };
+ */
+export interface Module {
+  register(app: import('./app.ts').App): void;
+}
