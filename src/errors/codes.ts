@@ -17,10 +17,12 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  URI_TOO_LONG: { status: 414, title: 'URI Too Long' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
   UNPROCESSABLE: { status: 422, title: 'Unprocessable Content' },
   TOO_MANY_REQUESTS: { status: 429, title: 'Too Many Requests' },
+  HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large' },
   INTERNAL: { status: 500, title: 'Internal Server Error' },
   UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;

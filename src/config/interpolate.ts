@@ -1,0 +1,106 @@
+import { type Document, isScalar, type Scalar, visit } from 'yaml';
+import { type LocatedProblem, pathOfAncestry } from './yaml-paths.ts';
+
+/** The result of interpolating one string. */
+export type Interpolated =
+  | { ok: true; value: string /** The text was exactly one `${...}` expression. */; whole: boolean }
+  | { ok: false; errors: string[] };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Replaces `${VAR}` and `${VAR:-default}` with values from `env`; `$${` is a
+ * literal `${`. `${VAR:-default}` takes the default when VAR is unset or empty;
+ * `${VAR}` with VAR unset is an error. Expressions do not nest.
+ *
+ * @example
+ * interpolate('http://${HOST:-localhost}:${PORT}', { PORT: '8080' });
+ * // { ok: true, value: 'http://localhost:8080', whole: false }
+ */
+export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated {
+  let value = '';
+  let expressions = 0;
+  const errors: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const at = text.indexOf('$', i);
+    if (at === -1) break;
+    value += text.slice(i, at);
+    if (text.startsWith('$${', at)) {
+      value += '${';
+      i = at + 3;
+    } else if (text.startsWith('${', at)) {
+      const end = text.indexOf('}', at + 2);
+      if (end === -1) {
+        errors.push('unterminated ${ (write $${ for a literal ${)');
+        break;
+      }
+      expressions++;
+      const result = expand(text.slice(at + 2, end), env);
+      if (typeof result === 'string') value += result;
+      else errors.push(result.error);
+      i = end + 1;
+    } else {
+      value += '$';
+      i = at + 1;
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  value += text.slice(i);
+  const whole = expressions === 1 && text.startsWith('${') && text.indexOf('}') === text.length - 1;
+  return { ok: true, value, whole };
+}
+
+function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: string } {
+  const sep = expression.indexOf(':-');
+  const name = sep === -1 ? expression : expression.slice(0, sep);
+  if (!NAME.test(name)) {
+    const shown = JSON.stringify(expression.length > 40 ? `${expression.slice(0, 40)}…` : expression);
+    return { error: `invalid expression \${${shown.slice(1, -1)}}; expected \${NAME} or \${NAME:-default}` };
+  }
+  const found = env[name];
+  if (sep !== -1) return found === undefined || found === '' ? expression.slice(sep + 2) : found;
+  if (found === undefined) return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)` };
+  return found;
+}
+
+/**
+ * Interpolates every string scalar value of a parsed document in place (map
+ * keys are left alone). A plain (unquoted, untagged) scalar that is exactly one
+ * `${...}` expression is re-typed with the document's schema, so `port:
+ * ${PORT:-3000}` is the number 3000; quoted scalars stay strings. Substituted
+ * text never becomes YAML structure.
+ *
+ * @example
+ * const problems = interpolateDocument(parseDocument('port: ${PORT:-3000}'), process.env);
+ */
+export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv): LocatedProblem[] {
+  const problems: LocatedProblem[] = [];
+  visit(doc, {
+    Scalar(key, node, ancestry) {
+      if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('$')) return;
+      const result = interpolate(node.value, env);
+      if (!result.ok) {
+        const path = pathOfAncestry(ancestry, node);
+        for (const message of result.errors) problems.push({ path, offset: node.range?.[0] ?? 0, message });
+        return;
+      }
+      node.value = result.whole && isRetypable(node) ? retype(doc, result.value) : result.value;
+    },
+  });
+  return problems;
+}
+
+function isRetypable(node: Scalar): boolean {
+  return node.type === 'PLAIN' && node.tag === undefined;
+}
+
+/** Resolves text as an untagged plain scalar would be: `3000` → 3000, `false` → false, `~` → null. */
+function retype(doc: Document, text: string): unknown {
+  for (const tag of doc.schema.tags) {
+    if (tag.default !== true || !('test' in tag) || tag.test === undefined || !tag.test.test(text)) continue;
+    const resolved = tag.resolve(text, () => {}, doc.options);
+    return isScalar(resolved) ? resolved.value : resolved;
+  }
+  return text;
+}

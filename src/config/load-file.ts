@@ -1,0 +1,103 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError, type ConfigProblem } from './config-error.ts';
+import { readYaml } from './read-yaml.ts';
+import type { ResolvedConfig } from './types.ts';
+import { configProblems, keyOf, resolveConfig } from './validate.ts';
+import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
+
+/** Largest config file accepted, in bytes. */
+export const MAX_CONFIG_BYTES = 1_048_576;
+
+/** A config file, validated, with its defaults applied. */
+export interface LoadedConfig {
+  /** Absolute path of the file. */
+  file: string;
+  config: ResolvedConfig;
+  /** Absolute path of the service module: `config.service` resolved against the file's directory. */
+  servicePath?: string;
+}
+
+/**
+ * Reads, parses, interpolates and validates a YAML config file. Every problem
+ * is reported at once in a `ConfigError` whose message names file, line and
+ * key, e.g. `config/app.yaml:7: docs.servers[0]: ...`.
+ *
+ * @example
+ * const { config, servicePath } = loadConfigFile('config/app.yaml');
+ */
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+  const absolute = resolve(file);
+  const config = parseConfigText(readConfigText(file), file, env);
+  const loaded: LoadedConfig = { file: absolute, config };
+  if (config.service !== undefined) loaded.servicePath = resolve(dirname(absolute), config.service);
+  return loaded;
+}
+
+/**
+ * Parses and validates config text; `file` only names the source in problems.
+ * Throws `ConfigError` for any invalid text, and nothing else.
+ *
+ * @example
+ * const config = parseConfigText('port: ${PORT:-3000}\n', 'app.yaml', process.env); // config.port === 3000
+ */
+export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  if (text.length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
+  const { doc, lineCounter, problems, value } = readYaml(text, env);
+  if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
+  if (value !== undefined) {
+    const covered = problems.map((p) => p.path);
+    for (const p of configProblems(value)) {
+      if (!covered.some((c) => isPrefix(c, p.path)))
+        problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
+    }
+  }
+  if (problems.length > 0) {
+    const line = (p: LocatedProblem) => Math.max(1, lineCounter.linePos(p.offset).line);
+    const located = problems.map((p): ConfigProblem => ({ key: keyOf(p.path), path: p.path, message: p.message, file, line: line(p) }));
+    throw new ConfigError(located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+  }
+  return resolveConfig(value);
+}
+
+/** Reads a file as UTF-8, refusing more than `MAX_CONFIG_BYTES`; throws `ConfigError`. */
+function readConfigText(file: string): string {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    throw fileError(file, describeFsError(error));
+  }
+  try {
+    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    if (length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
+    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    throw fileError(file, error instanceof TypeError ? 'is not valid UTF-8' : describeFsError(error));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function describeFsError(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT') return 'does not exist';
+  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
+  if (code === 'EISDIR') return 'is a directory, not a file';
+  return `cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})`;
+}
+
+function fileError(file: string, message: string): ConfigError {
+  return new ConfigError([{ key: '', path: [], file, message: `the config file ${message}` }]);
+}
+
+function isPrefix(prefix: readonly (string | number)[], path: readonly (string | number)[]): boolean {
+  return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
+}

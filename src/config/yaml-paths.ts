@@ -1,0 +1,97 @@
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+
+/** A key path into the config, as in `ConfigProblem.path`. */
+export type KeyPath = (string | number)[];
+
+/** A problem found in a YAML document, located by key path and source offset. */
+export interface LocatedProblem {
+  path: KeyPath;
+  offset: number;
+  message: string;
+}
+
+/**
+ * The key path of a node from its ancestry (as `visit` passes it).
+ *
+ * @example
+ * visit(doc, { Scalar(_k, node, ancestry) { pathOfAncestry(ancestry, node) } }); // ['docs', 'servers', 0]
+ */
+export function pathOfAncestry(ancestry: readonly unknown[], node: unknown): KeyPath {
+  const path: KeyPath = [];
+  for (const [i, item] of ancestry.entries()) {
+    const child = ancestry[i + 1] ?? node;
+    if (isPair(item)) path.push(keyText(item));
+    else if (isSeq(item)) path.push(item.items.indexOf(child));
+  }
+  return path;
+}
+
+/** The text of a pair's key (keys are strings: the document is parsed with `stringKeys`). */
+export function keyText(pair: Pair): string {
+  return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+}
+
+/**
+ * The source offset of the node at `path`: for a map entry its key, for a
+ * sequence item the item. When the path leads nowhere (an unknown key that is
+ * not there, a missing required key), the offset of the nearest existing
+ * parent. Aliases along the path are followed.
+ *
+ * @example
+ * lineCounter.linePos(offsetOfPath(doc, ['docs', 'title'])).line
+ */
+export function offsetOfPath(doc: Document, path: readonly (string | number)[]): number {
+  let node: unknown = doc.contents;
+  let offset = rangeStart(node) ?? 0;
+  for (const segment of path) {
+    if (isAlias(node)) node = node.resolve(doc);
+    let next: { at: number | undefined; node: unknown } | undefined;
+    if (isMap(node)) {
+      const pair = node.items.find((p) => keyText(p) === String(segment));
+      if (pair !== undefined) next = { at: rangeStart(pair.key) ?? rangeStart(pair.value), node: pair.value };
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment];
+      if (item !== undefined) next = { at: rangeStart(item), node: item };
+    }
+    if (next === undefined) break;
+    offset = next.at ?? offset;
+    node = next.node;
+  }
+  return offset;
+}
+
+/**
+ * The key path of the innermost map entry or sequence item whose source
+ * contains `offset` (used to name the key of a YAML syntax error).
+ *
+ * @example
+ * pathAtOffset(doc, error.pos[0]); // ['docs', 'title'] for a duplicate `title:`
+ */
+export function pathAtOffset(doc: Document, offset: number): KeyPath {
+  const path: KeyPath = [];
+  let node: unknown = doc.contents;
+  for (;;) {
+    if (isMap(node)) {
+      const pair = node.items.find((p) => contains(p.key, offset) || contains(p.value, offset));
+      if (pair === undefined) break;
+      path.push(keyText(pair));
+      if (contains(pair.key, offset)) break;
+      node = pair.value;
+    } else if (isSeq(node)) {
+      const index = node.items.findIndex((item) => contains(item, offset));
+      if (index === -1) break;
+      path.push(index);
+      node = node.items[index];
+    } else break;
+  }
+  return path;
+}
+
+function rangeStart(node: unknown): number | undefined {
+  return (node as Node | null | undefined)?.range?.[0];
+}
+
+function contains(node: unknown, offset: number): boolean {
+  const range = (node as Node | null | undefined)?.range;
+  return range !== undefined && range !== null && range[0] <= offset && offset < range[2];
+}

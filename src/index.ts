@@ -1,0 +1,45 @@
+/**
+ * flotilla: HTTP services on Node.js that run as a cluster.
+ *
+ * @example
+ * import { App, KError, newPage } from 'flotilla';
+ * const app = new App({ serviceName: 'books' });
+ * app.registerController({ routes: () => [{ method: 'GET', path: '/hello', handler: () => ({ hello: 'world' }) }] });
+ * await app.listen();
+ */
+export { ConfigError, type ConfigProblem } from './config/config-error.ts';
+export type {
+  ClusterConfig,
+  CorsConfig,
+  DocsConfig,
+  DocsContact,
+  DocsLicense,
+  DocsTag,
+  HealthConfig,
+  KConfig,
+  LimitsConfig,
+  LoggingConfig,
+  MetricsConfig,
+  ResolvedConfig,
+  ShutdownConfig,
+  TimeoutsConfig,
+} from './config/types.ts';
+export { resolveConfig } from './config/validate.ts';
+export { ERROR_CODES, type ErrorCode } from './errors/codes.ts';
+export { KError, type KErrorOptions } from './errors/k-error.ts';
+export type { Problem } from './errors/problem.ts';
+export type { MetricsCollector, RequestMetric } from './metrics/metrics-collector.ts';
+export { PromMetricsCollector } from './metrics/prom-collector.ts';
+export { type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
+export type { Scheduler, SchedulerEnv } from './scheduler/scheduler.ts';
+export { App, type AppOptions, type AppRole, type InjectResponse } from './worker/app.ts';
+export { Ctx } from './worker/ctx.ts';
+export { defineService, type ServiceSetup } from './worker/define-service.ts';
+export type { OpenApiDocument } from './worker/docs/openapi.ts';
+export { Group } from './worker/group.ts';
+export type { CheckResult, HealthChecker, HealthReport } from './worker/health.ts';
+export { newPage, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, paginated, type Repository } from './worker/pagination.ts';
+export type { RequestContext } from './worker/request-context.ts';
+export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './worker/route.ts';
+export type { ShutdownHook } from './worker/shutdown.ts';
+export type { Translator } from './worker/translator.ts';

@@ -1,0 +1,247 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Tracer, trace } from '@opentelemetry/api';
+import type FindMyWay from 'find-my-way';
+import injectRequest, { type InjectOptions, type Response as InjectResponse } from 'light-my-request';
+import type { DestinationStream, Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import type { KConfig, ResolvedConfig } from '../config/types.ts';
+import { resolveConfig } from '../config/validate.ts';
+import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import { PromMetricsCollector } from '../metrics/prom-collector.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import { createCors } from './cors.ts';
+import type { CtxScope } from './ctx.ts';
+import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
+import { docsRoutes } from './docs/swagger-ui.ts';
+import { Group } from './group.ts';
+import { type HealthChecker, healthRoute } from './health.ts';
+import { InFlight } from './in-flight.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { createLogger } from './logger.ts';
+import { createRequestHandler, type PipelineHost } from './pipeline.ts';
+import type { Controller, Middleware, Module, Route } from './route.ts';
+import { Router } from './router.ts';
+import type { ShutdownHook } from './shutdown.ts';
+import type { Translator } from './translator.ts';
+
+/** Where an App runs: alone, as the cluster's primary (schedulers and hooks only), or as a cluster worker. */
+export type AppRole = 'standalone' | 'primary' | 'worker';
+
+export interface AppOptions {
+  /** Where log lines go (default: stdout). */
+  logStream?: DestinationStream;
+  /** Set by flotilla's cluster mode; users leave it out. */
+  role?: AppRole;
+  /** Extra fields on every log line (the cluster sets the worker id). */
+  logBindings?: Record<string, unknown>;
+  /** Trap SIGINT/SIGTERM in `listen()`. Default: true when standalone. */
+  handleSignals?: boolean;
+}
+
+/**
+ * The application (seed: `core.New(cfg) *App`): request logging, CORS,
+ * recovery, the error handler, `GET /health` and the docs routes are set up
+ * by the constructor, in this order.
+ *
+ * @example
+ * const app = new App({ serviceName: 'books', port: 3000 });
+ * app.registerController(new BooksController(repo));
+ * app.onShutdown(async (signal) => pool.end());
+ * await app.listen(); // resolves after SIGTERM/SIGINT or app.close() and the graceful shutdown
+ */
+export class App {
+  readonly config: ResolvedConfig;
+  readonly role: AppRole;
+  readonly logger: Logger;
+  readonly #router: Router;
+  readonly #inFlight = new InFlight();
+  readonly #deadline = new AbortController();
+  readonly #hooks: ShutdownHook[] = [];
+  readonly #schedulers: Scheduler[] = [];
+  readonly #checkers: HealthChecker[] = [];
+  readonly #registry: Registry;
+  readonly #handler: ReturnType<typeof createRequestHandler>;
+  readonly #lifecycle: Lifecycle;
+  #metrics: MetricsCollector | undefined;
+  #tracer: Tracer;
+  #translator: Translator | undefined;
+  #draining = false;
+  #openapi: { version: number; document: OpenApiDocument } | undefined;
+
+  constructor(config?: KConfig, options: AppOptions = {}) {
+    this.config = resolveConfig(config ?? {});
+    this.role = options.role ?? 'standalone';
+    this.logger = createLogger(this.config, options.logStream, options.logBindings);
+    this.#router = new Router({ maxParamLength: this.config.limits.paramLength, bodyLimit: this.config.limits.bodyBytes });
+    this.#registry = new Registry();
+    const servesMetrics = this.role === 'worker' || (this.role === 'standalone' && config?.metrics !== undefined);
+    if (servesMetrics) collectDefaultMetrics({ register: this.#registry });
+    if (this.config.metrics.enabled) this.#metrics = new PromMetricsCollector(this.#registry);
+    this.#tracer = trace.getTracer(this.config.serviceName);
+    this.#handler = createRequestHandler(this.#pipelineHost());
+    this.#lifecycle = new Lifecycle(this, {
+      handler: this.#handler,
+      inFlight: this.#inFlight,
+      deadline: this.#deadline,
+      hooks: this.#hooks,
+      schedulers: this.#schedulers,
+      registry: this.#registry,
+      servesMetrics: servesMetrics && this.role === 'standalone',
+      handleSignals: options.handleSignals ?? this.role === 'standalone',
+      startDraining: () => {
+        this.#draining = true;
+      },
+    });
+    const { docs } = this.config;
+    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', []);
+    if (this.config.env !== 'production') {
+      for (const route of docsRoutes(docs.path, () => this.openapi())) this.#addRoute(route, '', []);
+    }
+  }
+
+  /** The find-my-way router underneath. */
+  get engine(): FindMyWay.Instance<FindMyWay.HTTPVersion.V1> {
+    return this.#router.engine;
+  }
+
+  /** The OpenTelemetry tracer: the one set with `setTracer`, else `trace.getTracer(serviceName)`. Never undefined. */
+  get tracer(): Tracer {
+    return this.#tracer;
+  }
+
+  /** The prom-client registry holding this App's metrics. */
+  get registry(): Registry {
+    return this.#registry;
+  }
+
+  /** Registered routes, full paths, in registration order. */
+  get routes(): readonly Route[] {
+    return this.#router.routes;
+  }
+
+  registerController(controller: Controller): void {
+    for (const route of controller.routes()) this.#addRoute(route, '', []);
+  }
+
+  use(module: Module): void {
+    module.register(this);
+  }
+
+  group(prefix: string, ...middlewares: Middleware[]): Group {
+    return new Group(this, (r, p, m) => this.#addRoute(r, p, m), prefix, middlewares);
+  }
+
+  /** Starts the server; resolves after the graceful shutdown triggered by SIGINT/SIGTERM or `close()`. */
+  listen(): Promise<void> {
+    return this.#lifecycle.listen();
+  }
+
+  /** Resolves with the bound address once listening; rejects if listening failed. */
+  ready(): Promise<{ host: string; port: number }> {
+    return this.#lifecycle.ready();
+  }
+
+  /** Runs the shutdown sequence (health 503, stop accepting, finish in-flight, hooks in order, exit the server). */
+  close(): Promise<void> {
+    return this.#lifecycle.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /** Registers a shutdown hook; hooks run in registration order and share one signal that aborts when the budget is spent. */
+  onShutdown(hook: ShutdownHook): void {
+    if (typeof hook !== 'function') throw new TypeError('onShutdown expects a function');
+    this.#hooks.push(hook);
+  }
+
+  setMetricsCollector(collector: MetricsCollector): void {
+    this.#metrics = collector;
+  }
+
+  setTracer(tracer: Tracer): void {
+    this.#tracer = tracer;
+  }
+
+  setTranslator(translator: Translator): void {
+    this.#translator = translator;
+  }
+
+  /**
+   * Registers a scheduler and a shutdown hook that stops it. Schedulers run
+   * where the App is standalone or the cluster's primary (once per deployment);
+   * in a cluster worker this records nothing to run.
+   */
+  registerScheduler(scheduler: Scheduler): void {
+    if (this.role === 'worker') return;
+    scheduler.bind?.({ logger: this.logger, registry: this.#registry, tracer: this.#tracer });
+    this.#schedulers.push(scheduler);
+    this.onShutdown((signal) => scheduler.stop(signal));
+  }
+
+  registerHealthChecker(checker: HealthChecker): void {
+    if (typeof checker?.check !== 'function' || typeof checker.name !== 'string' || checker.name === '') {
+      throw new TypeError('a health checker needs a non-empty name and a check(signal) function');
+    }
+    if (this.#checkers.some((c) => c.name === checker.name)) throw new Error(`health checker '${checker.name}' is already registered`);
+    this.#checkers.push(checker);
+  }
+
+  /** Runs a request through the whole pipeline without a socket (light-my-request). */
+  inject(request: InjectOptions | string): Promise<InjectResponse> {
+    return injectRequest(this.#handler, request);
+  }
+
+  /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes were added since). */
+  openapi(): OpenApiDocument {
+    const version = this.#router.version;
+    if (this.#openapi?.version !== version) this.#openapi = { version, document: buildOpenApi(this.config, this.#router.routes) };
+    return this.#openapi.document;
+  }
+
+  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[]): void {
+    this.#router.add(route, prefix, middlewares);
+  }
+
+  #pipelineHost(): PipelineHost {
+    const app = this;
+    const scope: CtxScope = {
+      logger: this.logger,
+      deadline: this.#deadline.signal,
+      get translator() {
+        return app.#translator;
+      },
+    };
+    return {
+      router: this.#router,
+      cors: createCors(this.config.cors),
+      scope,
+      logger: this.logger,
+      production: this.config.env === 'production',
+      logRequests: this.config.logging.requests,
+      inFlight: this.#inFlight,
+      get draining() {
+        return app.#draining;
+      },
+      get metrics() {
+        return app.#metrics;
+      },
+    };
+  }
+
+  #healthSource() {
+    const app = this;
+    return {
+      checkers: this.#checkers,
+      timeoutMs: this.config.health.timeoutMs,
+      production: this.config.env === 'production',
+      get draining() {
+        return app.#draining;
+      },
+    };
+  }
+}
+
+export type { AddressInfo, InjectResponse, Server };

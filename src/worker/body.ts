@@ -1,0 +1,89 @@
+import type { IncomingMessage } from 'node:http';
+import secureJson from 'secure-json-parse';
+import { KError } from '../errors/k-error.ts';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
+
+/** Whether the request announces a body (`Content-Length` > 0 or any `Transfer-Encoding`). */
+export function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Reads and parses a JSON request body: only JSON media types (415 otherwise),
+ * at most `limit` bytes counted while streaming (413), malformed JSON (400) and
+ * `__proto__` / `constructor.prototype` keys (400) rejected.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  if (!hasBody(req)) return undefined;
+  checkContentType(req.headers['content-type']);
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) throw tooLarge(limit);
+  const text = await readText(req, limit);
+  if (text.length === 0) return undefined;
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    const message = (error as Error).message;
+    if (message.includes('forbidden prototype property')) {
+      throw KError.of('FORBIDDEN_KEY', "the body contains a forbidden key ('__proto__' or 'constructor.prototype')");
+    }
+    throw KError.of('MALFORMED_JSON', 'the body is not valid JSON');
+  }
+}
+
+function checkContentType(header: string | undefined): void {
+  const [mediaType = '', ...params] = (header ?? '').split(';');
+  const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
+  const utf8 = charset === undefined || /^charset="?utf-8"?$/.test(charset);
+  if (!JSON_TYPE.test(mediaType.trim()) || !utf8) {
+    throw KError.of(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `expected an application/json body in UTF-8, got '${(header ?? '').slice(0, 100) || 'none'}'`,
+      {
+        headers: { 'Accept-Post': 'application/json' },
+      },
+    );
+  }
+}
+
+function tooLarge(limit: number): KError {
+  return KError.of('PAYLOAD_TOO_LARGE', `the body exceeds the limit of ${limit} bytes`, { headers: { Connection: 'close' } });
+}
+
+function readText(req: IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size).toString('utf8'));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(KError.badRequest('the request body could not be read', { cause: error, headers: { Connection: 'close' } }));
+    };
+    const onAborted = () => onError(new Error('request aborted'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}

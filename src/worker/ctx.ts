@@ -1,0 +1,149 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { context as otelContext } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { type PageQuery, parsePagination } from './pagination.ts';
+import type { RequestContext } from './request-context.ts';
+import { negotiateLocale, type Translator } from './translator.ts';
+
+/** What a request needs from its App; shared by every Ctx of that App. */
+export interface CtxScope {
+  readonly logger: Logger;
+  readonly translator: Translator | undefined;
+  /** Aborts when the shutdown deadline passes. */
+  readonly deadline: AbortSignal;
+}
+
+/** The body a handler chose to send; written once, after the middlewares have run. */
+export type Reply = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; body: string | Buffer; type: string };
+
+/**
+ * The per-request object handed to handlers and middlewares.
+ *
+ * @example
+ * handler: async (ctx) => {
+ *   const q = ctx.parsePagination();
+ *   ctx.logger.info({ q }, 'listing books');
+ *   return repo.findAll(ctx.context(), q);
+ * }
+ */
+export class Ctx {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly requestId: string;
+  readonly method: string;
+  /** The request path, without the query string. */
+  readonly path: string;
+  /** The matched route template (`/books/:id`); empty when no route matched. */
+  route = '';
+  params: Record<string, unknown> = {};
+  query: Record<string, unknown> = {};
+  /** The parsed (and validated) JSON body; `undefined` when the request has none. */
+  body: unknown = undefined;
+  /** Free space for middlewares to pass data to handlers (e.g. the authenticated user). */
+  readonly state: Record<string, unknown> = {};
+
+  statusCode = 200;
+  reply: Reply = { kind: 'none' };
+
+  readonly #scope: CtxScope;
+  #logger: Logger | undefined;
+  #context: RequestContext | undefined;
+  #locale: string | undefined;
+
+  constructor(scope: CtxScope, req: IncomingMessage, res: ServerResponse, requestId: string, path: string) {
+    this.#scope = scope;
+    this.req = req;
+    this.res = res;
+    this.requestId = requestId;
+    this.method = req.method ?? 'GET';
+    this.path = path;
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+
+  /** A logger whose every line carries this request's id. */
+  get logger(): Logger {
+    this.#logger ??= this.#scope.logger.child({ requestId: this.requestId });
+    return this.#logger;
+  }
+
+  /** Reads `page` and `limit` from the query (defaults 1 and 20, limit capped at 100); invalid values are a 400 problem. */
+  parsePagination(): PageQuery {
+    return parsePagination(this.query);
+  }
+
+  /** Responds 200 with `value` as JSON. */
+  ok(value: unknown): void {
+    this.statusCode = 200;
+    this.reply = { kind: 'json', value };
+  }
+
+  /** Responds 201 with `value` as JSON. */
+  created(value: unknown): void {
+    this.statusCode = 201;
+    this.reply = { kind: 'json', value };
+  }
+
+  /** Responds 204 without a body. */
+  noContent(): void {
+    this.statusCode = 204;
+    this.reply = { kind: 'raw', body: '', type: '' };
+  }
+
+  /** Sets the status of the response. */
+  status(code: number): this {
+    if (!Number.isInteger(code) || code < 100 || code > 599) throw new TypeError(`invalid status code ${code}`);
+    this.statusCode = code;
+    return this;
+  }
+
+  /** Sets a response header. */
+  setHeader(name: string, value: string | number | readonly string[]): this {
+    this.res.setHeader(name, value);
+    return this;
+  }
+
+  /** Responds with a raw body (HTML, text, files) and its content type, keeping the current status. */
+  send(body: string | Buffer, contentType = 'text/plain; charset=utf-8'): void {
+    this.reply = { kind: 'raw', body, type: contentType };
+  }
+
+  /** The request-scoped context for repositories: abort signal, request id, logger, OpenTelemetry context. */
+  context(): RequestContext {
+    this.#context ??= {
+      signal: this.#signal(),
+      requestId: this.requestId,
+      logger: this.logger,
+      otel: otelContext.active(),
+    };
+    return this.#context;
+  }
+
+  /** The locale negotiated from `Accept-Language` among the translator's locales. */
+  get locale(): string | undefined {
+    const translator = this.#scope.translator;
+    if (translator === undefined) return undefined;
+    this.#locale ??= negotiateLocale(this.req.headers['accept-language'], translator.locales());
+    return this.#locale;
+  }
+
+  /** Translates `key` into the request's locale and marks the response with `Content-Language`; the key itself without a translator. */
+  t(key: string, params?: Record<string, unknown>): string {
+    const translator = this.#scope.translator;
+    const locale = this.locale;
+    if (translator === undefined || locale === undefined) return key;
+    this.res.setHeader('Content-Language', locale);
+    return translator.t(locale, key, params);
+  }
+
+  #signal(): AbortSignal {
+    const client = new AbortController();
+    const onClose = () => {
+      if (!this.res.writableFinished) client.abort(new Error('client closed the connection'));
+    };
+    this.res.once('close', onClose);
+    return AbortSignal.any([client.signal, this.#scope.deadline]);
+  }
+}

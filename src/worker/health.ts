@@ -1,0 +1,101 @@
+import type { Route } from './route.ts';
+
+/**
+ * A dependency check run by `GET /health`: resolving means healthy, throwing
+ * (or exceeding the timeout) means failing.
+ *
+ * @example
+ * app.registerHealthChecker({ name: 'db', check: (signal) => pool.query('select 1', { signal }) });
+ */
+export interface HealthChecker {
+  name: string;
+  check(signal: AbortSignal): Promise<void>;
+}
+
+export interface CheckResult {
+  status: 'pass' | 'fail';
+  durationMs: number;
+  output?: string;
+}
+
+export interface HealthReport {
+  status: 'pass' | 'fail';
+  checks: Record<string, CheckResult>;
+  output?: string;
+}
+
+interface HealthSource {
+  readonly checkers: readonly HealthChecker[];
+  readonly draining: boolean;
+  readonly timeoutMs: number;
+  readonly production: boolean;
+}
+
+/** Runs every checker in parallel, each bounded by the timeout. */
+export async function runHealthChecks(source: HealthSource): Promise<HealthReport> {
+  if (source.draining) return { status: 'fail', checks: {}, output: 'shutting down' };
+  const results = await Promise.all(source.checkers.map((c) => runOne(c, source.timeoutMs, source.production)));
+  const checks: Record<string, CheckResult> = Object.create(null);
+  for (const [i, checker] of source.checkers.entries()) checks[checker.name] = results[i]!;
+  return { status: results.every((r) => r.status === 'pass') ? 'pass' : 'fail', checks: { ...checks } };
+}
+
+async function runOne(checker: HealthChecker, timeoutMs: number, production: boolean): Promise<CheckResult> {
+  const started = performance.now();
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`timed out after ${timeoutMs} ms`);
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(() => checker.check(controller.signal)), timeout]);
+    return { status: 'pass', durationMs: elapsed(started) };
+  } catch (error) {
+    const result: CheckResult = { status: 'fail', durationMs: elapsed(started) };
+    if (!production) result.output = error instanceof Error ? error.message : String(error);
+    return result;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function elapsed(since: number): number {
+  return Math.round((performance.now() - since) * 100) / 100;
+}
+
+const CHECK_SCHEMA = {
+  type: 'object',
+  required: ['status', 'durationMs'],
+  properties: { status: { enum: ['pass', 'fail'] }, durationMs: { type: 'number' }, output: { type: 'string' } },
+};
+const HEALTH_SCHEMA = {
+  type: 'object',
+  required: ['status', 'checks'],
+  properties: {
+    status: { enum: ['pass', 'fail'] },
+    checks: { type: 'object', additionalProperties: CHECK_SCHEMA },
+    output: { type: 'string' },
+  },
+};
+
+/** `GET {path}`: 200 when every checker passes, 503 when one fails or while shutting down (`application/health+json`). */
+export function healthRoute(path: string, source: HealthSource): Route {
+  return {
+    method: 'GET',
+    path,
+    summary: 'Health of the service',
+    tags: ['health'],
+    schema: {
+      response: { 200: HEALTH_SCHEMA, 503: HEALTH_SCHEMA },
+    },
+    handler: async (ctx) => {
+      const report = await runHealthChecks(source);
+      ctx.status(report.status === 'pass' ? 200 : 503).setHeader('Cache-Control', 'no-store');
+      ctx.send(JSON.stringify(report), 'application/health+json');
+    },
+  };
+}

@@ -1,0 +1,146 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import type { App } from './app.ts';
+import type { InFlight } from './in-flight.ts';
+import { serveMetrics } from './metrics-endpoint.ts';
+import { createHttpServer } from './server.ts';
+import { runShutdown, type ShutdownHook } from './shutdown.ts';
+
+export interface LifecycleParts {
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  inFlight: InFlight;
+  deadline: AbortController;
+  hooks: readonly ShutdownHook[];
+  schedulers: readonly Scheduler[];
+  registry: Registry;
+  servesMetrics: boolean;
+  handleSignals: boolean;
+  startDraining(): void;
+}
+
+type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
+
+/** Listening, readiness, and the road to the shutdown sequence; one per App. */
+export class Lifecycle {
+  readonly #app: App;
+  readonly #parts: LifecycleParts;
+  readonly #ready = Promise.withResolvers<{ host: string; port: number }>();
+  readonly #closed = Promise.withResolvers<void>();
+  #state: State = 'idle';
+  #closing: Promise<void> | undefined;
+  #server: Server | undefined;
+  #metricsServer: Server | undefined;
+  #shutdownStarted = 0;
+  #untrap: (() => void) | undefined;
+  /** Whether the last shutdown completed in time with no failing hook. */
+  clean = true;
+
+  constructor(app: App, parts: LifecycleParts) {
+    this.#app = app;
+    this.#parts = parts;
+    this.#ready.promise.catch(() => {});
+  }
+
+  get state(): State {
+    return this.#state;
+  }
+
+  ready(): Promise<{ host: string; port: number }> {
+    return this.#ready.promise;
+  }
+
+  async listen(): Promise<void> {
+    if (this.#state !== 'idle') throw new Error(`listen() cannot be called when the App is ${this.#state}`);
+    this.#state = 'starting';
+    const { config, logger } = this.#app;
+    try {
+      let address = { host: config.host, port: config.port };
+      if (this.#app.role !== 'primary') {
+        this.#server = createHttpServer(config, this.#parts.handler);
+        address = await listenOn(this.#server, config.port, config.host);
+      }
+      if (this.#parts.servesMetrics) this.#metricsServer = await serveMetrics(this.#parts.registry, config.metrics);
+      for (const scheduler of this.#parts.schedulers) await scheduler.start();
+      if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
+      this.#state = 'listening';
+      logger.info({ address, role: this.#app.role }, `${config.serviceName} listening`);
+      this.#ready.resolve(address);
+    } catch (error) {
+      this.#ready.reject(error);
+      this.#server?.close();
+      this.#metricsServer?.close();
+      this.#state = 'closed';
+      throw error;
+    }
+    await this.#closed.promise;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#shutdown();
+    return this.#closing;
+  }
+
+  async #shutdown(): Promise<void> {
+    this.#state = 'closing';
+    this.#shutdownStarted = performance.now();
+    const { config, logger } = this.#app;
+    this.clean = await runShutdown({
+      logger,
+      server: this.#server,
+      inFlight: this.#parts.inFlight,
+      hooks: this.#parts.hooks,
+      deadline: this.#parts.deadline,
+      budgetMs: config.shutdown.timeoutMs,
+      drainDelayMs: config.shutdown.drainDelayMs,
+      startDraining: this.#parts.startDraining,
+    });
+    if (this.#metricsServer !== undefined) {
+      this.#metricsServer.close();
+      this.#metricsServer.closeAllConnections();
+    }
+    this.#untrap?.();
+    this.#state = 'closed';
+    this.#closed.resolve();
+  }
+
+  /** First SIGINT/SIGTERM: graceful shutdown, then the process exits by the deadline at the latest. Second: exit at once. */
+  #trapSignals(): () => void {
+    const onSignal = (signal: keyof typeof SIGNALS) => {
+      const { logger, config } = this.#app;
+      if (this.#closing !== undefined) {
+        logger.warn({ signal }, 'second signal: exiting now');
+        process.exit(128 + SIGNALS[signal]);
+      }
+      logger.info({ signal }, 'signal received: shutting down');
+      this.close().then(() => {
+        const left = config.shutdown.timeoutMs - (performance.now() - this.#shutdownStarted);
+        process.exitCode = this.clean ? 0 : 1;
+        setTimeout(() => process.exit(), Math.max(left, 100)).unref();
+      });
+    };
+    const handlers = Object.keys(SIGNALS).map((name) => {
+      const signal = name as keyof typeof SIGNALS;
+      const handler = () => onSignal(signal);
+      process.on(signal, handler);
+      return () => process.off(signal, handler);
+    });
+    return () => {
+      // keep the handlers while closing so a second signal still exits at once; drop them after
+      for (const off of handlers) off();
+    };
+  }
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<{ host: string; port: number }> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      resolve({ host: address.address, port: address.port });
+    });
+  });
+}

@@ -1,0 +1,144 @@
+import FindMyWay from 'find-my-way';
+import { KError } from '../errors/k-error.ts';
+import { readJsonBody } from './body.ts';
+import { compose } from './compose.ts';
+import type { Ctx } from './ctx.ts';
+import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
+import { compileValidator, type RequestValidator } from './validation.ts';
+
+/** What the pipeline needs of a matched route. */
+export interface RouteEntry {
+  readonly route: Route;
+  readonly validator: RequestValidator;
+  readonly run: (ctx: Ctx) => Promise<void>;
+}
+
+export type Lookup =
+  | { kind: 'found'; entry: RouteEntry; params: Record<string, string | undefined>; query: Record<string, unknown> }
+  | { kind: 'miss'; error: KError };
+
+const BAD_URL = Symbol('bad url');
+const TOO_LONG = Symbol('param too long');
+const noop = () => {};
+
+/**
+ * The route table on find-my-way: registration with safety checks, and
+ * lookups that tell a missing route (404) from a wrong method (405).
+ */
+export class Router {
+  readonly engine: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
+  readonly #routes: Route[] = [];
+  readonly #autoHead = new Set<string>();
+  readonly #bodyLimit: number;
+  #version = 0;
+
+  constructor(options: { maxParamLength: number; bodyLimit: number }) {
+    this.#bodyLimit = options.bodyLimit;
+    this.engine = FindMyWay({
+      maxParamLength: options.maxParamLength,
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      allowUnsafeRegex: false,
+      onBadUrl: () => BAD_URL as never,
+      onMaxParamLength: () => TOO_LONG as never,
+    });
+  }
+
+  /** Registered routes with their full paths, in registration order (the automatic HEAD routes are left out). */
+  get routes(): readonly Route[] {
+    return this.#routes;
+  }
+
+  /** Increments on every registration; lets derived data (the OpenAPI document) know it is stale. */
+  get version(): number {
+    return this.#version;
+  }
+
+  add(route: Route, prefix = '', middlewares: readonly Middleware[] = []): void {
+    const full: Route = { ...route, path: joinPath(prefix, route.path) };
+    checkRoute(full);
+    const validator = compileValidator(full);
+    const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
+    const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route.handler, validator, bodyLimit);
+    const entry: RouteEntry = { route: full, validator, run: compose([...middlewares, ...(route.middlewares ?? [])], handler) };
+    const key = `${full.method} ${full.path}`;
+    if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
+    try {
+      this.engine.on(full.method, full.path, noop, entry);
+    } catch (error) {
+      throw new Error(`cannot register ${key}: ${(error as Error).message}`, { cause: error });
+    }
+    if (full.method === 'GET' && this.engine.find('HEAD', full.path) === null) {
+      this.engine.on('HEAD', full.path, noop, entry);
+      this.#autoHead.add(`HEAD ${full.path}`);
+    }
+    this.#routes.push(full);
+    this.#version++;
+  }
+
+  find(method: string, url: string): Lookup {
+    const found = this.engine.find(method as HttpMethod, url);
+    if (found !== null && found.store !== null) {
+      return { kind: 'found', entry: found.store as RouteEntry, params: found.params, query: found.searchParams };
+    }
+    if (found !== null) {
+      const marker = (found.handler as unknown as () => symbol)();
+      if (marker === TOO_LONG) return miss(KError.of('ROUTE_NOT_FOUND', 'a route parameter is too long'));
+      return miss(KError.of('BAD_URL', 'the URL is malformed'));
+    }
+    const allow = HTTP_METHODS.filter((m) => m !== method && this.engine.find(m, url)?.store);
+    if (allow.length > 0) {
+      return miss(
+        KError.of('METHOD_NOT_ALLOWED', `${method} is not allowed here; allowed: ${allow.join(', ')}`, {
+          headers: { Allow: allow.join(', ') },
+        }),
+      );
+    }
+    return miss(KError.of('ROUTE_NOT_FOUND', `no route for ${method} ${pathOnly(url)}`));
+  }
+}
+
+/** The body is read and validated after the middlewares, right before the handler. */
+function withBody(handler: Handler, validator: RequestValidator, limit: number): Handler {
+  return async (ctx) => {
+    ctx.body = await readJsonBody(ctx.req, limit);
+    validator.body(ctx);
+    return handler(ctx);
+  };
+}
+
+function miss(error: KError): Lookup {
+  return { kind: 'miss', error };
+}
+
+function pathOnly(url: string): string {
+  const q = url.indexOf('?');
+  return (q === -1 ? url : url.slice(0, q)).slice(0, 200);
+}
+
+/** Joins a group prefix and a route path: `/api` + `/books` → `/api/books`, `/api` + `/` → `/api`. */
+export function joinPath(prefix: string, path: string): string {
+  if (prefix === '' || prefix === '/') return path;
+  const p = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return path === '/' || path === '' ? p : `${p}${path}`;
+}
+
+/** Rejects malformed routes and dangerous patterns before find-my-way sees them. */
+function checkRoute(route: Route): void {
+  const where = `${String(route.method)} ${String(route.path)}`;
+  if (!HTTP_METHODS.includes(route.method)) throw new TypeError(`route ${where}: method must be one of ${HTTP_METHODS.join(', ')}`);
+  if (typeof route.path !== 'string' || !route.path.startsWith('/')) throw new TypeError(`route ${where}: path must start with '/'`);
+  if (typeof route.handler !== 'function') throw new TypeError(`route ${where}: handler must be a function`);
+  for (const segment of route.path.split('/')) {
+    const params = segment.replaceAll('::', '').match(/:/g)?.length ?? 0;
+    if (params > 1) {
+      throw new TypeError(
+        `route ${where}: segment '${segment}' has ${params} parameters; use one parameter per path segment (multi-parameter segments such as '/:a-:b' are rejected)`,
+      );
+    }
+  }
+  for (const mw of route.middlewares ?? []) {
+    if (typeof mw !== 'function') throw new TypeError(`route ${where}: middlewares must be functions`);
+  }
+}

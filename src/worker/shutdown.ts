@@ -1,0 +1,80 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { InFlight } from './in-flight.ts';
+
+/** A shutdown hook; its signal aborts when the shutdown budget is spent. */
+export type ShutdownHook = (signal: AbortSignal) => void | Promise<void>;
+
+export interface ShutdownPlan {
+  readonly logger: Logger;
+  readonly server: Server | undefined;
+  readonly inFlight: InFlight;
+  readonly hooks: readonly ShutdownHook[];
+  /** Aborted by this sequence when the budget is spent; shared with requests and hooks. */
+  readonly deadline: AbortController;
+  readonly budgetMs: number;
+  readonly drainDelayMs: number;
+  /** Turns `/health` to 503. */
+  startDraining(): void;
+}
+
+/**
+ * The worker-side shutdown sequence (DESIGN.md §3), one phase after the other:
+ * drain → close the listener and idle keep-alive connections → let in-flight
+ * requests finish → run the hooks in registration order → destroy what is left.
+ * Everything shares one deadline, `budgetMs` after the start.
+ * Resolves with `true` when every phase completed in time and no hook failed.
+ */
+export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
+  const { logger, server, inFlight, deadline } = plan;
+  const started = performance.now();
+  const timer = setTimeout(() => deadline.abort(new Error(`shutdown budget of ${plan.budgetMs} ms spent`)), plan.budgetMs);
+  const phase = (name: string, extra: object = {}) =>
+    logger.info({ phase: name, elapsedMs: Math.round(performance.now() - started), ...extra }, `shutdown: ${name}`);
+  const deadlinePassed = aborted(deadline.signal);
+  const untilDeadline = <T>(work: Promise<T>) => Promise.race([work, deadlinePassed]);
+  let ok = true;
+
+  phase('drain');
+  plan.startDraining();
+  if (plan.drainDelayMs > 0) await untilDeadline(delay(plan.drainDelayMs));
+
+  phase('close-listener');
+  server?.close();
+  server?.closeIdleConnections();
+
+  phase('finish-in-flight', { inFlight: inFlight.count });
+  await untilDeadline(inFlight.idle());
+  server?.closeIdleConnections();
+
+  for (const [index, hook] of plan.hooks.entries()) {
+    if (deadline.signal.aborted) {
+      logger.warn({ hook: index }, 'shutdown hook skipped: the budget is spent');
+      ok = false;
+      continue;
+    }
+    phase('hook', { hook: index });
+    try {
+      await untilDeadline(Promise.resolve().then(() => hook(deadline.signal)));
+    } catch (error) {
+      ok = false;
+      logger.error({ err: error, hook: index }, 'shutdown hook failed');
+    }
+  }
+
+  if (deadline.signal.aborted) ok = false;
+  phase('destroy', { inFlight: inFlight.count });
+  server?.closeAllConnections();
+  clearTimeout(timer);
+  phase('done', { ok });
+  return ok;
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,88 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { KError } from '../errors/k-error.ts';
+import type { Ctx } from './ctx.ts';
+import type { JsonSchema, Route } from './route.ts';
+
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+function makeAjv(coerceTypes: boolean | 'array'): Ajv {
+  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, strict: false, allowUnionTypes: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Params, query and headers arrive as strings and are coerced, as in Fastify; bodies are not. */
+const coercing = makeAjv('array');
+const exact = makeAjv(false);
+
+export interface ValidationIssue {
+  in: 'params' | 'querystring' | 'headers' | 'body';
+  path: string;
+  message: string;
+}
+
+/** Validates the parts of a request a route declares schemas for. */
+export interface RequestValidator {
+  /** Params, query string and headers: checked before the middlewares run. */
+  head(ctx: Ctx): void;
+  /** The body: checked right before the handler. */
+  body(ctx: Ctx): void;
+}
+
+const NONE: RequestValidator = { head() {}, body() {} };
+
+/** Compiles a route's schemas once, at registration; an invalid schema fails registration. */
+export function compileValidator(route: Route): RequestValidator {
+  const s = route.schema;
+  let querystring = s?.querystring;
+  if (querystring !== undefined && route.paginated !== undefined) querystring = withPageParams(querystring);
+  const params = compile(coercing, s?.params);
+  const query = compile(coercing, querystring);
+  const headers = compile(coercing, s?.headers);
+  const body = compile(exact, s?.body);
+  if (!params && !query && !headers && !body) return NONE;
+  return {
+    head(ctx) {
+      const issues: ValidationIssue[] = [];
+      if (params) check(params, ctx.params, 'params', issues);
+      if (query) check(query, ctx.query, 'querystring', issues);
+      if (headers) check(headers, ctx.headers, 'headers', issues);
+      if (issues.length > 0) throw failed(issues);
+    },
+    body(ctx) {
+      if (!body) return;
+      const issues: ValidationIssue[] = [];
+      check(body, ctx.body, 'body', issues);
+      if (issues.length > 0) throw failed(issues);
+    },
+  };
+}
+
+function compile(ajv: Ajv, schema: JsonSchema | undefined): ValidateFunction | undefined {
+  return schema === undefined ? undefined : ajv.compile(schema);
+}
+
+function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {
+  if (validate(value)) return;
+  for (const e of validate.errors ?? []) issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid' });
+}
+
+function pathOf(e: ErrorObject): string {
+  if (e.keyword === 'required') return `${e.instancePath}/${(e.params as { missingProperty: string }).missingProperty}`;
+  if (e.keyword === 'additionalProperties') return `${e.instancePath}/${(e.params as { additionalProperty: string }).additionalProperty}`;
+  return e.instancePath === '' ? '/' : e.instancePath;
+}
+
+function failed(issues: ValidationIssue[]): KError {
+  const first = issues[0]!;
+  const where = first.in === 'body' ? 'body' : first.in;
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  return KError.of('VALIDATION_FAILED', `${where} ${first.path}: ${first.message}${more}`, { details: { errors: issues } });
+}
+
+/** `page` and `limit` are checked by parsePagination; a strict querystring schema must still let them through. */
+function withPageParams(schema: JsonSchema): JsonSchema {
+  const properties = (schema['properties'] as Record<string, unknown> | undefined) ?? {};
+  return { ...schema, properties: { page: {}, limit: {}, ...properties } };
+}
