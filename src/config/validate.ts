@@ -52,6 +52,9 @@ function semanticProblems(c: KConfig): ConfigProblem[] {
   if (cl?.backoffInitialMs !== undefined && cl.backoffMaxMs !== undefined && cl.backoffInitialMs > cl.backoffMaxMs) {
     add(['cluster', 'backoffInitialMs'], 'must not exceed cluster.backoffMaxMs');
   }
+  const headersMs = c.timeouts?.headersMs ?? DEFAULTS.timeouts.headersMs;
+  const requestMs = c.timeouts?.requestMs ?? DEFAULTS.timeouts.requestMs;
+  if (headersMs > requestMs) add(['timeouts', 'headersMs'], `must not exceed timeouts.requestMs (${requestMs})`);
   if (c.port !== undefined && c.port !== 0 && c.metrics?.port === c.port) {
     add(['metrics', 'port'], `must differ from port (${c.port})`);
   }

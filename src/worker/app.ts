@@ -77,7 +77,7 @@ export class App {
     this.#registry = new Registry();
     const servesMetrics = this.role === 'worker' || (this.role === 'standalone' && config?.metrics !== undefined);
     if (servesMetrics) collectDefaultMetrics({ register: this.#registry });
-    if (this.config.metrics.enabled) this.#metrics = new PromMetricsCollector(this.#registry);
+    if (this.config.metrics.enabled && this.role !== 'primary') this.#metrics = new PromMetricsCollector(this.#registry);
     this.#tracer = trace.getTracer(this.config.serviceName);
     this.#handler = createRequestHandler(this.#pipelineHost());
     this.#lifecycle = new Lifecycle(this, {
@@ -145,6 +145,16 @@ export class App {
   /** Runs the shutdown sequence (health 503, stop accepting, finish in-flight, hooks in order, exit the server). */
   close(): Promise<void> {
     return this.#lifecycle.close();
+  }
+
+  /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */
+  get metricsPort(): number | undefined {
+    return this.#lifecycle.metricsPort;
+  }
+
+  /** Whether the last shutdown finished inside the budget with no failing hook. */
+  get cleanShutdown(): boolean {
+    return this.#lifecycle.clean;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -1,10 +1,10 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { App } from './app.ts';
 import type { InFlight } from './in-flight.ts';
-import { serveMetrics } from './metrics-endpoint.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 
@@ -35,6 +35,8 @@ export class Lifecycle {
   #metricsServer: Server | undefined;
   #shutdownStarted = 0;
   #untrap: (() => void) | undefined;
+  /** Port of the standalone metrics endpoint, once listening. */
+  metricsPort: number | undefined;
   /** Whether the last shutdown completed in time with no failing hook. */
   clean = true;
 
@@ -62,11 +64,23 @@ export class Lifecycle {
         this.#server = createHttpServer(config, this.#parts.handler);
         address = await listenOn(this.#server, config.port, config.host);
       }
-      if (this.#parts.servesMetrics) this.#metricsServer = await serveMetrics(this.#parts.registry, config.metrics);
+      if (this.#parts.servesMetrics) {
+        const registry = this.#parts.registry;
+        const source = {
+          collect: () => registry.metrics(),
+          contentType: registry.contentType,
+          onError: (err: unknown) => logger.error({ err }, 'metrics collection failed'),
+        };
+        const endpoint = await serveMetrics(source, config.metrics);
+        this.#metricsServer = endpoint.server;
+        this.metricsPort = endpoint.port;
+      }
       for (const scheduler of this.#parts.schedulers) await scheduler.start();
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
-      logger.info({ address, role: this.#app.role }, `${config.serviceName} listening`);
+      if (this.#app.role === 'primary')
+        logger.info({ role: 'primary', schedulers: this.#parts.schedulers.length }, 'primary part of the service started');
+      else logger.info({ address, role: this.#app.role }, `${config.serviceName} listening`);
       this.#ready.resolve(address);
     } catch (error) {
       this.#ready.reject(error);

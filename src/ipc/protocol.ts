@@ -1,0 +1,217 @@
+/**
+ * Every message between the primary and its workers: a discriminated union on
+ * `type` (namespaced `flotilla:*`), versioned by `v`, checked by guards that
+ * never throw. Requests that expect a reply carry an `id` the reply repeats.
+ * Node's own cluster messages and other libraries' (`prom-client:*`) are not
+ * flotilla messages: `isFlotillaMessage` tells them apart.
+ */
+
+/** Version of this protocol; a message with another `v` is invalid. */
+export const PROTOCOL_VERSION = 1;
+/** Longest `id`, host and fatal `message` accepted. */
+export const MAX_ID_LENGTH = 128;
+export const MAX_HOST_LENGTH = 255;
+export const MAX_MESSAGE_LENGTH = 4096;
+/** Most metric families in one metrics response. */
+export const MAX_METRICS = 10_000;
+
+type V = typeof PROTOCOL_VERSION;
+
+/** Worker → primary: the worker's App is listening (a worker counts as up only then). */
+export interface ListeningMessage {
+  v: V;
+  type: 'flotilla:listening';
+  pid: number;
+  address: { host: string; port: number };
+}
+/** Worker → primary: the shutdown sequence is done; `ok` is false when a hook failed or the deadline passed. */
+export interface ShutdownCompleteMessage {
+  v: V;
+  type: 'flotilla:shutdown-complete';
+  pid: number;
+  ok: boolean;
+}
+/** Worker → primary: reply to a metrics request, `metrics` being prom-client's `getMetricsAsJSON()`. */
+export interface MetricsResponseMessage {
+  v: V;
+  type: 'flotilla:metrics-response';
+  id: string;
+  metrics: unknown[];
+}
+/** Worker → primary: about to exit because of an uncaught exception. */
+export interface FatalMessage {
+  v: V;
+  type: 'flotilla:fatal';
+  pid: number;
+  message: string;
+}
+/** Primary → worker: shut down; the budget ends at `deadline` (epoch ms). */
+export interface ShutdownMessage {
+  v: V;
+  type: 'flotilla:shutdown';
+  deadline: number;
+}
+/** Primary → worker: send your metrics, answering with the same `id`. */
+export interface MetricsRequestMessage {
+  v: V;
+  type: 'flotilla:metrics-request';
+  id: string;
+}
+
+export type WorkerMessage = ListeningMessage | ShutdownCompleteMessage | MetricsResponseMessage | FatalMessage;
+export type PrimaryMessage = ShutdownMessage | MetricsRequestMessage;
+export type FlotillaMessage = WorkerMessage | PrimaryMessage;
+
+/**
+ * Constructors: each returns a message its guard accepts (a fatal message is
+ * truncated to `MAX_MESSAGE_LENGTH`).
+ *
+ * @example
+ * process.send?.(msg.listening(process.pid, { host: '0.0.0.0', port: 3000 }));
+ * worker.send(msg.shutdown(Date.now() + 10_000));
+ */
+export const msg = {
+  listening: (pid: number, address: { host: string; port: number }): ListeningMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:listening',
+    pid,
+    address: { host: address.host, port: address.port },
+  }),
+  shutdownComplete: (pid: number, ok: boolean): ShutdownCompleteMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:shutdown-complete',
+    pid,
+    ok,
+  }),
+  metricsResponse: (id: string, metrics: unknown[]): MetricsResponseMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:metrics-response',
+    id,
+    metrics,
+  }),
+  fatal: (pid: number, message: string): FatalMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:fatal',
+    pid,
+    message: message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message,
+  }),
+  shutdown: (deadline: number): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline }),
+  metricsRequest: (id: string): MetricsRequestMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:metrics-request', id }),
+} as const;
+
+type Fields = Record<string, (value: unknown) => string | undefined>;
+
+const string = (min: number, max: number) => (x: unknown) =>
+  typeof x === 'string' && x.length >= min && x.length <= max ? undefined : `must be a string of ${min} to ${max} characters`;
+const pid = (x: unknown) =>
+  Number.isSafeInteger(x) && (x as number) > 0 && (x as number) <= 2 ** 31 ? undefined : 'must be a positive integer';
+const boolean = (x: unknown) => (typeof x === 'boolean' ? undefined : 'must be a boolean');
+const port = (x: unknown) => (Number.isInteger(x) && (x as number) >= 1 && (x as number) <= 65535 ? undefined : 'must be a port (1-65535)');
+const address = (x: unknown) => {
+  const problem = isRecord(x) ? shapeProblem(x, { host: string(1, MAX_HOST_LENGTH), port }) : 'must be an object';
+  return problem === undefined || !isRecord(x) ? problem : `.${problem}`;
+};
+const deadline = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? undefined : 'must be a finite time in epoch ms');
+const metrics = (x: unknown) => {
+  if (!Array.isArray(x) || x.length > MAX_METRICS) return `must be an array of at most ${MAX_METRICS} metrics`;
+  const bad = x.findIndex((m) => !isRecord(m) || typeof m['name'] !== 'string' || !Array.isArray(m['values']));
+  return bad === -1 ? undefined : `[${bad}] must be a metric with a name and values`;
+};
+
+const WORKER: Record<WorkerMessage['type'], Fields> = {
+  'flotilla:listening': { pid, address },
+  'flotilla:shutdown-complete': { pid, ok: boolean },
+  'flotilla:metrics-response': { id: string(1, MAX_ID_LENGTH), metrics },
+  'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH) },
+};
+const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
+  'flotilla:shutdown': { deadline },
+  'flotilla:metrics-request': { id: string(1, MAX_ID_LENGTH) },
+};
+
+/**
+ * True for anything claiming to be a flotilla message (a string `type`
+ * starting with `flotilla:`), valid or not; Node's and other libraries'
+ * messages are false. Log invalid flotilla messages, ignore the others.
+ *
+ * @example
+ * if (!isWorkerMessage(m)) { if (isFlotillaMessage(m)) log.warn(describeInvalid(m)); return; }
+ */
+export function isFlotillaMessage(x: unknown): boolean {
+  return safely(() => isRecord(x) && typeof x['type'] === 'string' && x['type'].startsWith('flotilla:'), false);
+}
+
+/**
+ * A valid message from a worker to the primary.
+ *
+ * @example
+ * worker.on('message', (m) => { if (isWorkerMessage(m) && m.type === 'flotilla:listening') up(worker, m.address) });
+ */
+export function isWorkerMessage(x: unknown): x is WorkerMessage {
+  return safely(() => problemOf(x, WORKER) === undefined, false);
+}
+
+/**
+ * A valid message from the primary to a worker.
+ *
+ * @example
+ * process.on('message', (m) => { if (isPrimaryMessage(m) && m.type === 'flotilla:shutdown') app.close() });
+ */
+export function isPrimaryMessage(x: unknown): x is PrimaryMessage {
+  return safely(() => problemOf(x, PRIMARY) === undefined, false);
+}
+
+/**
+ * A short, safe description of why a value is not a flotilla message, for
+ * logging dropped messages. Never throws, never echoes field values.
+ *
+ * @example
+ * describeInvalid({ v: 2, type: 'flotilla:shutdown', deadline: 1 }); // 'flotilla:shutdown: v must be 1'
+ */
+export function describeInvalid(x: unknown): string {
+  return safely(() => {
+    const all = { ...WORKER, ...PRIMARY };
+    const problem = problemOf(x, all);
+    const type = isRecord(x) && typeof x['type'] === 'string' ? x['type'] : undefined;
+    const prefix = type !== undefined && Object.hasOwn(all, type) ? `${type}: ` : '';
+    return problem === undefined ? `${prefix}valid` : `${prefix}${problem}`;
+  }, 'unreadable value');
+}
+
+function problemOf(x: unknown, types: Record<string, Fields>): string | undefined {
+  if (!isRecord(x)) return `not a message object (${x === null ? 'null' : Array.isArray(x) ? 'array' : typeof x})`;
+  const type = x['type'];
+  if (typeof type !== 'string') return 'type must be a string';
+  if (!Object.hasOwn(types, type)) return `unknown type ${quote(type)}`;
+  if (x['v'] !== PROTOCOL_VERSION) return `v must be ${PROTOCOL_VERSION}`;
+  return shapeProblem(x, { v: () => undefined, type: () => undefined, ...types[type] });
+}
+
+/** The first field of `x` that is missing, unexpected or wrong, e.g. `address.port must be a port (1-65535)`. */
+function shapeProblem(x: Record<string, unknown>, fields: Fields): string | undefined {
+  for (const key of Object.keys(x)) if (!Object.hasOwn(fields, key)) return `unexpected field ${quote(key)}`;
+  for (const [key, check] of Object.entries(fields)) {
+    const problem = Object.hasOwn(x, key) ? check(x[key]) : 'is missing';
+    if (problem !== undefined) return /^[.[]/.test(problem) ? `${key}${problem}` : `${key} ${problem}`;
+  }
+  return undefined;
+}
+
+/** A plain object (as IPC delivers): not null, not an array, prototype Object or null. */
+function isRecord(x: unknown): x is Record<string, unknown> {
+  if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
+  const proto: unknown = Object.getPrototypeOf(x);
+  return proto === Object.prototype || proto === null;
+}
+
+function quote(s: string): string {
+  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+}
+
+function safely<T>(f: () => T, fallback: T): T {
+  try {
+    return f();
+  } catch {
+    return fallback;
+  }
+}

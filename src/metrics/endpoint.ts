@@ -1,0 +1,41 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface MetricsSource {
+  /** The exposition text. */
+  collect(): Promise<string>;
+  readonly contentType: string;
+  onError?(error: unknown): void;
+}
+
+/**
+ * Serves Prometheus text at `GET {path}` on its own port: a standalone App's
+ * registry, or the primary's aggregate over the workers. Resolves once listening.
+ */
+export async function serveMetrics(
+  source: MetricsSource,
+  options: { host: string; port: number; path: string },
+): Promise<{ server: Server; port: number }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== options.path || (req.method !== 'GET' && req.method !== 'HEAD')) {
+      res.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('not found\n');
+      return;
+    }
+    source.collect().then(
+      (text) => res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' }).end(text),
+      (error: unknown) => {
+        source.onError?.(error);
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('metrics collection failed\n');
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}

@@ -1,0 +1,37 @@
+/** Restart policy numbers (from the `cluster` config keys). */
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+  stableAfterMs: number;
+  crashLoopFailures: number;
+  crashLoopWindowMs: number;
+}
+
+/**
+ * Exponential restart delay with jitter, capped; reset once a worker stayed up
+ * for `stableAfterMs`. Also detects a crash loop: `crashLoopFailures` failures
+ * within `crashLoopWindowMs`.
+ */
+export class Backoff {
+  readonly #policy: BackoffPolicy;
+  readonly #random: () => number;
+  #failures: number[] = [];
+  #consecutive = 0;
+
+  constructor(policy: BackoffPolicy, random: () => number = Math.random) {
+    this.#policy = policy;
+    this.#random = random;
+  }
+
+  /** Records a failure at `now` of a worker that had been up for `upForMs` (0 if it never came up). */
+  fail(now: number, upForMs: number): { delayMs: number; crashLoop: boolean } {
+    const { initialMs, maxMs, stableAfterMs, crashLoopFailures, crashLoopWindowMs } = this.#policy;
+    if (upForMs >= stableAfterMs) this.#consecutive = 0;
+    this.#consecutive++;
+    this.#failures = this.#failures.filter((t) => now - t < crashLoopWindowMs);
+    this.#failures.push(now);
+    const exponential = Math.min(maxMs, initialMs * 2 ** Math.min(this.#consecutive - 1, 30));
+    const delayMs = Math.round(exponential * (0.5 + this.#random() / 2));
+    return { delayMs, crashLoop: this.#failures.length >= crashLoopFailures };
+  }
+}

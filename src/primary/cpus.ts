@@ -1,0 +1,116 @@
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, posix } from 'node:path';
+
+/** Where to look for the cgroup CPU quota; the defaults are the real system's. */
+export interface CpuOptions {
+  /** Mount point of the cgroup file system. Default `/sys/fs/cgroup`. */
+  cgroupRoot?: string;
+  /** The process's cgroup membership file. Default `/proc/self/cgroup`. */
+  procCgroupFile?: string;
+  /** CPUs the scheduler lets this process use. Default `os.availableParallelism()`. */
+  parallelism?: number;
+}
+
+/**
+ * The number of CPUs this process may use: `os.availableParallelism()` capped
+ * by the cgroup CPU quota (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), the tightest
+ * quota from the process's cgroup up to the root applying. A fractional quota
+ * is rounded **down** (at least 1): with Kubernetes `cpu: 1500m` this gives 1,
+ * so workers never outnumber the CPU time they are granted and get throttled;
+ * the remainder serves the primary and libuv's threads. Never throws: anything
+ * unreadable means "no quota".
+ *
+ * @example
+ * availableCpus(); // 2 in a container limited to `cpus: 2.5` on a 16-core host
+ */
+export function availableCpus(opts: CpuOptions = {}): number {
+  const given = opts.parallelism ?? availableParallelism();
+  const parallelism = Math.max(1, Math.floor(Number.isFinite(given) ? given : availableParallelism()));
+  const quota = cgroupCpuQuota(opts);
+  return quota === undefined ? parallelism : Math.min(parallelism, Math.max(1, Math.floor(quota)));
+}
+
+/**
+ * `workers` from the config as a count: a number as is, `auto` as `cpus`.
+ *
+ * @example
+ * resolveWorkerCount('auto'); // availableCpus()
+ * resolveWorkerCount(3);      // 3
+ */
+export function resolveWorkerCount(workers: number | 'auto', cpus: number = availableCpus()): number {
+  return Math.max(1, Math.floor(workers === 'auto' ? cpus : workers));
+}
+
+/**
+ * Parses a cgroup v2 `cpu.max` (`"<quota|max> <period>"`) into CPUs, possibly
+ * fractional; `undefined` when unlimited (`max`) or malformed.
+ *
+ * @example
+ * parseCpuMax('150000 100000\n'); // 1.5
+ * parseCpuMax('max 100000');      // undefined
+ */
+export function parseCpuMax(text: string): number | undefined {
+  const match = /^(max|\d+) (\d+)$/.exec(text.trim());
+  if (match === null || match[1] === 'max') return undefined;
+  return cpus(Number(match[1]), Number(match[2]));
+}
+
+/**
+ * The tightest CPU quota on the process's cgroup and its ancestors, in CPUs
+ * (possibly fractional); `undefined` when there is none or it cannot be read.
+ *
+ * @example
+ * cgroupCpuQuota(); // 1.5 under `docker run --cpus 1.5`
+ */
+export function cgroupCpuQuota(opts: CpuOptions = {}): number | undefined {
+  const root = opts.cgroupRoot ?? '/sys/fs/cgroup';
+  const membership = read(opts.procCgroupFile ?? '/proc/self/cgroup') ?? '';
+  const quotas: number[] = [];
+  for (const line of membership.split('\n')) {
+    const match = /^(\d+):([^:]*):(\/.*)$/.exec(line.trim());
+    if (match === null) continue;
+    const [, hierarchy, controllers = '', path = '/'] = match;
+    if (hierarchy === '0' && controllers === '') {
+      for (const dir of ancestors(path)) quotas.push(...defined(parseCpuMax(read(join(root, dir, 'cpu.max')) ?? '')));
+    } else if (controllers.split(',').includes('cpu')) {
+      for (const mount of new Set([controllers, 'cpu'])) {
+        for (const dir of ancestors(path)) quotas.push(...defined(v1Quota(join(root, mount, dir))));
+      }
+    }
+  }
+  return quotas.length === 0 ? undefined : Math.min(...quotas);
+}
+
+/** cgroup v1: `cpu.cfs_quota_us` (`-1` = unlimited) over `cpu.cfs_period_us`. */
+function v1Quota(dir: string): number | undefined {
+  const quota = read(join(dir, 'cpu.cfs_quota_us'))?.trim() ?? '';
+  const period = read(join(dir, 'cpu.cfs_period_us'))?.trim() ?? '';
+  if (!/^\d+$/.test(quota) || !/^\d+$/.test(period)) return undefined;
+  return cpus(Number(quota), Number(period));
+}
+
+function cpus(quota: number, period: number): number | undefined {
+  return quota > 0 && period > 0 && Number.isSafeInteger(quota) && Number.isSafeInteger(period) ? quota / period : undefined;
+}
+
+/** `/a/b` → `/a/b`, `/a`, `/` (normalized, so never above the root). */
+function ancestors(path: string): string[] {
+  const dirs: string[] = [];
+  for (let dir = posix.normalize(path); ; dir = posix.dirname(dir)) {
+    dirs.push(dir);
+    if (dir === '/' || dir === '.') return dirs;
+  }
+}
+
+function defined(n: number | undefined): number[] {
+  return n === undefined ? [] : [n];
+}
+
+function read(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,138 @@
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import type { ResolvedConfig } from '../config/types.ts';
+import { serveMetrics } from '../metrics/endpoint.ts';
+import { resolveWorkerCount } from './cpus.ts';
+import { MetricsAggregator } from './metrics-aggregator.ts';
+import { PrimaryMetrics } from './primary-metrics.ts';
+import { type PrimaryHost, runPrimaryShutdown } from './shutdown.ts';
+import { Supervisor } from './supervisor.ts';
+
+export interface PrimaryOptions {
+  config: ResolvedConfig;
+  /** Absolute path of the service's setup module, loaded by every worker. */
+  servicePath: string;
+  /** The worker entry module. */
+  workerEntry: string;
+  logger: Logger;
+  /** The service as set up in the primary (`role: 'primary'`): its schedulers run here, once. */
+  host?: PrimaryHost & { readonly registry: Registry };
+}
+
+const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
+/** Time after the workers' own budget before the primary kills them. */
+const KILL_MARGIN_MS = 250;
+
+/**
+ * The cluster's primary: forks and supervises the workers, runs the service's
+ * schedulers once, serves the aggregated metrics, and turns the first
+ * SIGINT/SIGTERM into one orderly shutdown of the whole tree.
+ *
+ * @example
+ * const code = await new Primary({ config, servicePath, workerEntry, logger }).run();
+ * process.exit(code);
+ */
+export class Primary {
+  readonly #o: PrimaryOptions;
+  readonly #metrics = new PrimaryMetrics();
+  readonly #supervisor: Supervisor;
+  readonly #aggregator: MetricsAggregator;
+  readonly #done = Promise.withResolvers<number>();
+  #metricsServer: Server | undefined;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(options: PrimaryOptions) {
+    this.#o = options;
+    const { config, logger } = options;
+    const count = resolveWorkerCount(config.workers);
+    this.#supervisor = new Supervisor({
+      count,
+      exec: options.workerEntry,
+      envFor: (slot) => ({ [WORKER_ENV]: encodeWorkerStart({ config, servicePath: options.servicePath, slot }) }),
+      policy: {
+        initialMs: config.cluster.backoffInitialMs,
+        maxMs: config.cluster.backoffMaxMs,
+        stableAfterMs: config.cluster.stableAfterMs,
+        crashLoopFailures: config.cluster.crashLoopFailures,
+        crashLoopWindowMs: config.cluster.crashLoopWindowMs,
+      },
+      startupTimeoutMs: config.cluster.startupTimeoutMs,
+      logger,
+      metrics: this.#metrics,
+      onCrashLoop: () => void this.shutdown('crash loop', 1),
+      onFirstListening: (address) => logger.info({ address, workers: count }, `${config.serviceName} cluster listening`),
+      onMessage: (_worker, message) => {
+        if (message.type === 'flotilla:metrics-response') this.#aggregator.answer(message.id, message.metrics);
+      },
+    });
+    const extra = options.host === undefined ? [] : [options.host.registry];
+    this.#aggregator = new MetricsAggregator(() => this.#supervisor.upWorkers, this.#metrics, extra, config.cluster.scrapeTimeoutMs);
+  }
+
+  /** Starts everything; resolves with the process exit code once the cluster has shut down. */
+  async run(): Promise<number> {
+    const { config, logger } = this.#o;
+    const untrap = this.#trapSignals();
+    try {
+      const aggregator = this.#aggregator;
+      const source = {
+        collect: () => aggregator.scrape(),
+        contentType: aggregator.contentType,
+        onError: (err: unknown) => logger.error({ err }, 'metrics scrape failed'),
+      };
+      const endpoint = await serveMetrics(source, config.metrics);
+      this.#metricsServer = endpoint.server;
+      logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
+    } catch (error) {
+      logger.fatal({ err: error }, 'cannot serve metrics');
+      untrap();
+      return 1;
+    }
+    this.#supervisor.start();
+    this.#o.host?.listen().catch((error: unknown) => {
+      logger.fatal({ err: error }, 'the primary part of the service failed to start');
+      void this.shutdown('primary start failure', 1);
+    });
+    const code = await this.#done.promise;
+    untrap();
+    return code;
+  }
+
+  /** Shuts the cluster down (idempotent); `failureCode` forces a non-zero exit code (crash loop). */
+  shutdown(reason: string, failureCode = 0): Promise<void> {
+    this.#shutdown ??= (async () => {
+      this.#o.logger.info({ reason }, 'cluster shutting down');
+      const ok = await runPrimaryShutdown({
+        logger: this.#o.logger,
+        supervisor: this.#supervisor,
+        host: this.#o.host,
+        budgetMs: this.#o.config.shutdown.timeoutMs,
+        marginMs: KILL_MARGIN_MS,
+      });
+      this.#metricsServer?.close();
+      this.#metricsServer?.closeAllConnections();
+      this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
+    })();
+    return this.#shutdown;
+  }
+
+  #trapSignals(): () => void {
+    const handlers = (Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]).map((signal) => {
+      const handler = () => {
+        if (this.#shutdown !== undefined) {
+          this.#o.logger.warn({ signal }, 'second signal: killing the workers and exiting now');
+          this.#supervisor.kill('SIGKILL');
+          process.exit(128 + SIGNALS[signal]);
+        }
+        void this.shutdown(signal);
+      };
+      process.on(signal, handler);
+      return () => process.off(signal, handler);
+    });
+    return () => {
+      for (const off of handlers) off();
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import type { Logger } from 'pino';
+import { msg } from '../ipc/protocol.ts';
+import type { Supervisor } from './supervisor.ts';
+
+/** The primary's share of the service: its schedulers and shutdown hooks (an App in the `primary` role). */
+export interface PrimaryHost {
+  listen(): Promise<void>;
+  close(): Promise<void>;
+  readonly cleanShutdown: boolean;
+}
+
+export interface PrimaryShutdownPlan {
+  readonly logger: Logger;
+  readonly supervisor: Supervisor;
+  readonly host: PrimaryHost | undefined;
+  readonly budgetMs: number;
+  /** Extra time for workers to exit after their own budget, before SIGKILL. */
+  readonly marginMs: number;
+}
+
+/**
+ * The primary's shutdown sequence (DESIGN.md §3): stop restarting → relay the
+ * shutdown to every worker → stop the primary's schedulers and run its hooks →
+ * wait for the workers → SIGKILL any still alive at the budget plus the margin.
+ * Resolves with `true` when everything ended cleanly in time.
+ */
+export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boolean> {
+  const { logger, supervisor, host } = plan;
+  const started = Date.now();
+  const phase = (name: string, extra: object = {}) =>
+    logger.info({ phase: name, elapsedMs: Date.now() - started, ...extra }, `primary shutdown: ${name}`);
+  const limit = plan.budgetMs + plan.marginMs;
+  let timer: NodeJS.Timeout | undefined;
+  const budgetSpent = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), limit);
+  });
+
+  phase('stop-restarts');
+  supervisor.stopRestarting();
+
+  const workers = supervisor.liveWorkers;
+  phase('relay', { workers: workers.length });
+  for (const worker of workers) {
+    try {
+      worker.send(msg.shutdown(started + plan.budgetMs));
+    } catch (error) {
+      logger.warn({ err: error, pid: worker.process.pid }, 'could not relay the shutdown: killing the worker');
+      worker.process.kill('SIGKILL');
+    }
+  }
+
+  phase('primary-hooks');
+  const hostClosed = host?.close() ?? Promise.resolve();
+
+  phase('wait-workers');
+  const outcome = await Promise.race([Promise.all([supervisor.allExited(), hostClosed]).then(() => 'done' as const), budgetSpent]);
+  let killed = 0;
+  if (outcome === 'timeout') {
+    killed = supervisor.liveWorkers.length;
+    phase('kill', { workers: killed });
+    supervisor.kill('SIGKILL');
+    await Promise.race([supervisor.allExited(), new Promise((r) => setTimeout(r, 1_000).unref())]);
+  }
+  clearTimeout(timer);
+  const ok = outcome === 'done' && killed === 0 && supervisor.uncleanExits === 0 && (host?.cleanShutdown ?? true);
+  phase('done', { ok });
+  return ok;
+}

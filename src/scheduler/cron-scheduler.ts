@@ -1,0 +1,232 @@
+import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import cron, { type Logger as CronLogger, type ScheduledTask } from 'node-cron';
+import { type Logger, pino } from 'pino';
+import { type JobOutcome, type SchedulerMetrics, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
+import type { Scheduler, SchedulerEnv } from './scheduler.ts';
+
+/**
+ * A job of a {@link CronScheduler}.
+ *
+ * @example
+ * const report: CronJob = { name: 'daily-report', cron: '0 0 6 * * *', run: (signal) => reports.send({ signal }) };
+ */
+export interface CronJob {
+  /** Unique within the scheduler; the `job` label of its metrics and logs. */
+  name: string;
+  /** A node-cron expression: 5 fields, or 6 with seconds first (`0 30 3 * * *` is 03:30:00 daily). */
+  cron: string;
+  /** One run. `signal` aborts when the scheduler's `stop(signal)` deadline passes. */
+  run: (signal: AbortSignal) => Promise<void> | void;
+}
+
+/**
+ * Options of a {@link CronScheduler}.
+ *
+ * @example
+ * new CronScheduler(jobs, { timezone: 'Europe/Paris' });
+ */
+export interface CronSchedulerOptions {
+  /** IANA time zone the expressions are read in (`Europe/Paris`). Default: the process's. */
+  timezone?: string;
+}
+
+interface Run {
+  readonly controller: AbortController;
+  /** Settles once the run has finished and been reported. */
+  readonly done: Promise<void>;
+}
+
+interface Ran {
+  outcome: Exclude<JobOutcome, 'skipped'>;
+  error: unknown;
+  durationMs: number;
+  span: Span | undefined;
+}
+
+/**
+ * Runs jobs on cron schedules (node-cron underneath). A job never overlaps
+ * itself: a tick while its previous run is still going is skipped (logged at
+ * warn, counted as `skipped`). A run that throws or rejects is logged and
+ * counted as a `failure`; it never crashes the process.
+ *
+ * Bound to an App (`bind`), it logs one line per run, counts runs in
+ * `flotilla_scheduler_runs_total{job,outcome}` and times them in
+ * `flotilla_scheduler_run_duration_seconds{job}`, and wraps each run in a
+ * `cron <job name>` span. Unbound, it logs nothing and records nothing.
+ *
+ * Lifecycle: `start()` is idempotent; `stop(signal)` is idempotent, starts no
+ * new run, and resolves when the running jobs have finished or `signal` has
+ * aborted (running jobs' signals abort with it). A stopped scheduler stays
+ * stopped: `start()` after `stop()` does nothing — create a new one instead.
+ *
+ * @example
+ * app.registerScheduler(new CronScheduler([
+ *   { name: 'purge-sessions', cron: '0 0 * * * *', run: (signal) => sessions.purgeExpired({ signal }) },
+ * ]));
+ */
+export class CronScheduler implements Scheduler {
+  readonly #jobs: readonly CronJob[];
+  readonly #timezone: string | undefined;
+  #logger: Logger = silentLogger();
+  #metrics: SchedulerMetrics | undefined;
+  #tracer: Tracer | undefined;
+  #state: 'new' | 'started' | 'stopped' = 'new';
+  #tasks: ScheduledTask[] = [];
+  readonly #running = new Map<string, Run>();
+
+  constructor(jobs: readonly CronJob[], options: CronSchedulerOptions = {}) {
+    this.#jobs = validJobs(jobs);
+    this.#timezone = validTimezone(options.timezone);
+  }
+
+  /** Names of the jobs whose run is in progress. */
+  get running(): string[] {
+    return [...this.#running.keys()];
+  }
+
+  bind(env: SchedulerEnv): void {
+    this.#logger = env.logger.child({ component: 'scheduler' });
+    this.#metrics = schedulerMetrics(
+      env.registry,
+      this.#jobs.map((j) => j.name),
+    );
+    this.#tracer = env.tracer;
+  }
+
+  start(): void {
+    if (this.#state !== 'new') return;
+    this.#state = 'started';
+    const logger = this.#cronLogger();
+    for (const job of this.#jobs) {
+      const options = { name: job.name, logger, ...(this.#timezone === undefined ? {} : { timezone: this.#timezone }) };
+      const task = cron.createTask(job.cron, () => this.#tick(job), options);
+      this.#tasks.push(task);
+      task.start();
+    }
+  }
+
+  async stop(signal: AbortSignal): Promise<void> {
+    this.#state = 'stopped';
+    for (const task of this.#tasks) task.destroy();
+    this.#tasks = [];
+    const runs = [...this.#running.values()];
+    if (runs.length === 0) return;
+    const abortRuns = () => {
+      this.#logger.warn({ jobs: this.running }, 'scheduler stop deadline reached; aborting running jobs');
+      for (const run of runs) run.controller.abort(signal.reason);
+    };
+    if (signal.aborted) {
+      abortRuns();
+      return;
+    }
+    this.#logger.info({ jobs: this.running }, 'scheduler stopping; waiting for running jobs');
+    const { promise: deadline, resolve } = Promise.withResolvers<void>();
+    const onAbort = () => {
+      abortRuns();
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.race([Promise.all(runs.map((r) => r.done)), deadline]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  #tick(job: CronJob): void {
+    if (this.#state !== 'started') return;
+    if (this.#running.has(job.name)) {
+      this.#metrics?.runs.inc({ job: job.name, outcome: 'skipped' });
+      this.#logger.warn({ job: job.name, outcome: 'skipped' }, 'scheduled job skipped: its previous run is still running');
+      return;
+    }
+    const controller = new AbortController();
+    const { promise: done, resolve } = Promise.withResolvers<void>();
+    this.#running.set(job.name, { controller, done });
+    this.#execute(job, controller.signal)
+      .then((ran) => {
+        this.#running.delete(job.name); // before reporting: once the outcome is logged, the job is not running
+        this.#report(job.name, ran);
+      })
+      // a throwing logger, registry or tracer must never surface as an unhandled rejection
+      .catch(() => this.#running.delete(job.name))
+      .finally(resolve);
+  }
+
+  async #execute(job: CronJob, signal: AbortSignal): Promise<Ran> {
+    const started = performance.now();
+    const span = this.#tracer?.startSpan(
+      `cron ${job.name}`,
+      { kind: SpanKind.INTERNAL, attributes: { 'flotilla.job.name': job.name } },
+      ROOT_CONTEXT,
+    );
+    try {
+      await (span === undefined ? job.run(signal) : context.with(trace.setSpan(ROOT_CONTEXT, span), () => job.run(signal)));
+      return { outcome: 'success', error: undefined, durationMs: performance.now() - started, span };
+    } catch (error) {
+      return { outcome: 'failure', error, durationMs: performance.now() - started, span };
+    }
+  }
+
+  #report(job: string, { outcome, error, durationMs: elapsed, span }: Ran): void {
+    const durationMs = Math.round(elapsed * 1000) / 1000;
+    this.#metrics?.runs.inc({ job, outcome });
+    this.#metrics?.duration.observe({ job }, elapsed / 1000);
+    if (outcome === 'success') {
+      this.#logger.info({ job, durationMs, outcome }, 'scheduled job succeeded');
+    } else {
+      this.#logger.error({ job, durationMs, outcome, err: error }, 'scheduled job failed');
+      span?.recordException(error instanceof Error ? error : String(error));
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    }
+    span?.end();
+  }
+
+  /** node-cron's own messages (e.g. missed executions under a blocked event loop) go to the bound logger. */
+  #cronLogger(): CronLogger {
+    return {
+      info: (msg) => this.#logger.info({ source: 'node-cron' }, msg),
+      warn: (msg) => this.#logger.warn({ source: 'node-cron' }, msg),
+      error: (msg, err) => this.#logger.error({ source: 'node-cron', err: err ?? msg }, String(msg)),
+      debug: (msg, err) => this.#logger.debug({ source: 'node-cron', err }, String(msg)),
+    };
+  }
+}
+
+let silent: Logger | undefined;
+function silentLogger(): Logger {
+  silent ??= pino({ enabled: false });
+  return silent;
+}
+
+function validJobs(jobs: readonly CronJob[]): readonly CronJob[] {
+  if (!Array.isArray(jobs)) throw new TypeError('CronScheduler: jobs must be an array');
+  const names = new Set<string>();
+  return Object.freeze(
+    jobs.map((job: Partial<CronJob> | null | undefined, i) => {
+      if (typeof job !== 'object' || job === null) throw new TypeError(`CronScheduler: job #${i} must be an object`);
+      const { name, cron: expression, run } = job;
+      if (typeof name !== 'string' || name.trim() === '') {
+        throw new TypeError(`CronScheduler: job #${i} needs a non-empty string name`);
+      }
+      if (names.has(name)) throw new TypeError(`CronScheduler: job "${name}" is defined twice; job names must be unique`);
+      names.add(name);
+      if (typeof run !== 'function') throw new TypeError(`CronScheduler: job "${name}" needs a run function`);
+      if (typeof expression !== 'string' || !cron.validate(expression)) {
+        const reason = typeof expression === 'string' ? cron.validateDetailed(expression).errors[0]?.message : 'not a string';
+        throw new TypeError(`CronScheduler: job "${name}" has an invalid cron expression ${JSON.stringify(expression)}: ${reason}`);
+      }
+      return Object.freeze({ name, cron: expression, run });
+    }),
+  );
+}
+
+function validTimezone(timezone: string | undefined): string | undefined {
+  if (timezone === undefined) return undefined;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return timezone;
+  } catch {
+    throw new TypeError(`CronScheduler: unknown time zone ${JSON.stringify(timezone)}`);
+  }
+}

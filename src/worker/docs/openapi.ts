@@ -1,0 +1,84 @@
+import { DEFAULTS } from '../../config/defaults.ts';
+import type { ResolvedConfig } from '../../config/types.ts';
+import type { Route } from '../route.ts';
+import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
+import { parametersOf } from './parameters.ts';
+import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
+import { responsesOf } from './responses.ts';
+import { operationIdOf, toPathTemplates } from './route-path.ts';
+
+export type { OpenApiDocument } from './openapi-types.ts';
+
+/**
+ * Builds the OpenAPI 3.1.0 document of an App from its resolved config
+ * (`docs.*`) and its routes, in registration order. Pure: the result shares no
+ * object with its inputs. Hidden routes are left out, and so are HEAD routes
+ * whose path also has a GET route.
+ *
+ * @example
+ * const doc = buildOpenApi(resolveConfig({ docs: { title: 'Books' } }), routes);
+ * doc.paths['/books/{id}']?.get?.responses['404']; // a problem+json response
+ */
+export function buildOpenApi(config: ResolvedConfig, routes: readonly Route[]): OpenApiDocument {
+  const docs = config.docs;
+  const doc: OpenApiDocument = {
+    openapi: '3.1.0',
+    info: { title: docs.title === DEFAULTS.docs.title ? config.serviceName : docs.title, version: docs.version },
+    paths: {},
+    components: { schemas: { Problem: PROBLEM_SCHEMA, ValidationIssue: VALIDATION_ISSUE_SCHEMA } },
+  };
+  if (docs.description !== undefined) doc.info.description = docs.description;
+  if (docs.contact !== undefined) doc.info.contact = { ...docs.contact };
+  if (docs.license !== undefined) doc.info.license = { ...docs.license };
+  if (docs.servers.length > 0) doc.servers = docs.servers.map(parseServer);
+  if (docs.tags.length > 0) doc.tags = docs.tags.map((t) => ({ ...t }));
+
+  const getPaths = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
+  const operationIds = new Set<string>();
+  for (const route of routes) {
+    if (route.hide === true || (route.method === 'HEAD' && getPaths.has(route.path))) continue;
+    for (const { template, params } of toPathTemplates(route.path)) {
+      const method = route.method.toLowerCase() as OpenApiMethod;
+      const id = unique(route.operationId ?? operationIdOf(method, template), operationIds);
+      const item: OpenApiPathItem = doc.paths[template] ?? {};
+      item[method] = operation(route, id, parametersOf(route, params));
+      doc.paths[template] = item;
+    }
+  }
+  return JSON.parse(JSON.stringify(doc)) as OpenApiDocument;
+}
+
+/**
+ * Parses a `docs.servers` entry: `"<url> - <description>"`, the description optional.
+ *
+ * @example
+ * parseServer('https://api.example.com - Production'); // { url: 'https://api.example.com', description: 'Production' }
+ */
+export function parseServer(entry: string): { url: string; description?: string } {
+  const at = entry.indexOf(' - ');
+  if (at === -1) return { url: entry.trim() };
+  const description = entry.slice(at + 3).trim();
+  const url = entry.slice(0, at).trim();
+  return description === '' ? { url } : { url, description };
+}
+
+function operation(route: Route, operationId: string, parameters: OpenApiParameter[]): OpenApiOperation {
+  const op: OpenApiOperation = { operationId, responses: {} };
+  if (route.summary !== undefined) op.summary = route.summary;
+  if (route.description !== undefined) op.description = route.description;
+  if (route.tags !== undefined && route.tags.length > 0) op.tags = [...route.tags];
+  if (route.deprecated === true) op.deprecated = true;
+  if (parameters.length > 0) op.parameters = parameters;
+  const body = route.schema?.body;
+  if (body !== undefined) op.requestBody = { required: true, content: { 'application/json': { schema: body } } };
+  op.responses = responsesOf(route);
+  return op;
+}
+
+/** Operation ids must be unique in a document: a repeated one gets a numeric suffix (`getBooks2`). */
+function unique(id: string, taken: Set<string>): string {
+  let candidate = id;
+  for (let n = 2; taken.has(candidate); n++) candidate = `${id}${n}`;
+  taken.add(candidate);
+  return candidate;
+}

@@ -1,0 +1,60 @@
+import { STATUS_CODES } from 'node:http';
+import { pageSchema } from '../pagination.ts';
+import type { JsonSchema, Route } from '../route.ts';
+import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
+import { problemResponse } from './problem-schema.ts';
+
+/**
+ * The responses of an operation: the route's `schema.response` as
+ * `application/json` (a paginated route's 200 defaulting to the page
+ * envelope, a 200 "OK" when no success response is declared), plus the
+ * problem responses flotilla itself may answer with: 400 when anything of the
+ * request is checked, 404, 413/415 when there is a body, and `default` (500).
+ * Declared responses are never overridden.
+ *
+ * @example
+ * responsesOf({ method: 'GET', path: '/', handler }); // { 200: { description: 'OK' }, 404: …, default: … }
+ */
+export function responsesOf(route: Route): Record<string, OpenApiResponse> {
+  const responses: Record<string, OpenApiResponse> = {};
+  for (const [key, schema] of Object.entries(route.schema?.response ?? {})) {
+    const code = statusKey(key);
+    if (code !== undefined) responses[code] = declared(code, schema);
+  }
+  if (route.paginated !== undefined) responses['200'] ??= declared('200', pageSchema(route.paginated.item));
+  if (!Object.keys(responses).some((code) => /^[123]/.test(code))) responses['200'] = { description: 'OK' };
+
+  const s = route.schema;
+  const checksInput = s?.params !== undefined || s?.querystring !== undefined || s?.headers !== undefined || s?.body !== undefined;
+  if (checksInput || route.paginated !== undefined) responses['400'] ??= problemResponse('Bad Request: the request failed validation');
+  responses['404'] ??= problemResponse('Not Found');
+  if (s?.body !== undefined) {
+    responses['413'] ??= problemResponse('Payload Too Large: the body exceeds the size limit');
+    responses['415'] ??= problemResponse('Unsupported Media Type: the body must be application/json');
+  }
+  responses['default'] ??= problemResponse('Unexpected error (500 Internal Server Error)');
+  return responses;
+}
+
+/** `200`, `'2xx'`, `'2XX'`, `'default'` → an OpenAPI response key; `undefined` for anything else. */
+function statusKey(key: string): string | undefined {
+  if (key === 'default') return key;
+  if (/^[1-5][0-9][0-9]$/.test(key)) return key;
+  if (/^[1-5]xx$/i.test(key)) return key.toUpperCase();
+  return undefined;
+}
+
+/** A declared response: a JSON Schema, or Fastify's `{ description, content: { <media type>: { schema } } }` form. */
+function declared(code: string, schema: JsonSchema): OpenApiResponse {
+  const description = typeof schema['description'] === 'string' ? schema['description'] : (STATUS_CODES[code] ?? 'Response');
+  const content = schema['content'];
+  if (isMediaTypeMap(content)) return { description, content };
+  if (code === '204' || code === '304' || schema['type'] === 'null') return { description };
+  return { description, content: { 'application/json': { schema } } };
+}
+
+function isMediaTypeMap(v: unknown): v is OpenApiContent {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const entries = Object.entries(v);
+  return entries.length > 0 && entries.every(([type, media]) => type.includes('/') && typeof media === 'object' && media !== null);
+}

@@ -1,0 +1,64 @@
+import cluster from 'node:cluster';
+import { loadService } from '../cluster/load-service.ts';
+import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import { describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { App } from './app.ts';
+
+/**
+ * A cluster worker: builds the App from the config the primary validated,
+ * runs the service's setup, listens, and from then on obeys the primary's
+ * messages. Signals aimed at the whole process group (a terminal's Ctrl-C)
+ * are ignored: shutdown comes from the primary only, so hooks never run twice.
+ */
+const start = decodeWorkerStart(process.env[WORKER_ENV]);
+const app = new App(start.config, { role: 'worker', handleSignals: false, logBindings: { worker: start.slot } });
+const send = (message: WorkerMessage) => {
+  if (process.connected) process.send?.(message);
+};
+let shuttingDown = false;
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => app.logger.debug({ signal }, 'signal ignored: the primary drives the shutdown'));
+}
+
+const fatal = (kind: string) => (error: unknown) => {
+  app.logger.fatal({ err: error }, `${kind}: the worker exits and the primary replaces it`);
+  send(msg.fatal(process.pid, error instanceof Error ? error.message : String(error)));
+  process.exit(1);
+};
+process.on('uncaughtException', fatal('uncaught exception'));
+process.on('unhandledRejection', fatal('unhandled rejection'));
+
+const shutdown = async (reason: string) => {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  app.logger.info({ reason }, 'worker shutting down');
+  await app.close();
+  send(msg.shutdownComplete(process.pid, app.cleanShutdown));
+  process.exit(app.cleanShutdown ? 0 : 1);
+};
+
+process.on('message', (message: unknown) => {
+  if (!isPrimaryMessage(message)) {
+    if (isFlotillaMessage(message)) app.logger.warn({ message: describeInvalid(message) }, 'malformed message from the primary dropped');
+    return;
+  }
+  if (message.type === 'flotilla:shutdown') {
+    void shutdown('primary');
+  } else {
+    app.registry.getMetricsAsJSON().then(
+      (metrics) => send(msg.metricsResponse(message.id, metrics)),
+      (error: unknown) => app.logger.error({ err: error }, 'metrics collection failed'),
+    );
+  }
+});
+// The primary is gone (crashed or killed): nobody will relay a shutdown, so start one.
+process.on('disconnect', () => void shutdown('primary disconnected'));
+
+const setup = await loadService<App>(start.servicePath);
+await setup(app);
+const listening = app.listen();
+const address = await app.ready();
+send(msg.listening(process.pid, address));
+await listening;
+if (!cluster.isWorker) process.exit(0);
