@@ -1,0 +1,69 @@
+import { KError, newPage, offsetOf, type Page, type PageQuery, type Repository, type RequestContext } from 'flotilla';
+import type { Book, NewBook } from './book.ts';
+
+export interface BookFilter {
+  author?: string;
+}
+
+/**
+ * The books, kept in memory. This class is the seam where a real database
+ * goes: implement the same `Repository<Book, number>` interface over SQL and
+ * hand `ctx.signal` to the driver so abandoned requests stop their queries.
+ */
+export class InMemoryBookRepository implements Repository<Book, number> {
+  readonly #books: Book[];
+  readonly #byId = new Map<number, Book>();
+  readonly #isbns = new Set<string>();
+
+  constructor(books: Book[]) {
+    this.#books = [...books];
+    for (const b of books) {
+      this.#byId.set(b.id, b);
+      this.#isbns.add(b.isbn);
+    }
+  }
+
+  get size(): number {
+    return this.#books.length;
+  }
+
+  async findAll(ctx: RequestContext, q: PageQuery, filter: BookFilter = {}): Promise<Page<Book>> {
+    ctx.signal.throwIfAborted();
+    const author = filter.author?.toLowerCase();
+    const rows = author === undefined ? this.#books : this.#books.filter((b) => b.author.toLowerCase().includes(author));
+    const start = offsetOf(q);
+    return newPage(rows.slice(start, start + q.limit), rows.length, q.page, q.limit);
+  }
+
+  async findById(_ctx: RequestContext, id: number): Promise<Book | undefined> {
+    return this.#byId.get(id);
+  }
+
+  async create(_ctx: RequestContext, input: NewBook): Promise<Book> {
+    if (this.#isbns.has(input.isbn)) throw KError.conflict(`a book with ISBN ${input.isbn} already exists`, { details: { isbn: input.isbn } });
+    const book: Book = { id: this.#books.length + 1, ...input };
+    this.#books.push(book);
+    this.#byId.set(book.id, book);
+    this.#isbns.add(book.isbn);
+    return book;
+  }
+}
+
+/** A deterministic catalogue of `count` books (same data in every worker). */
+export function sampleBooks(count: number): Book[] {
+  const authors = ['Ursula K. Le Guin', 'Italo Calvino', 'Toni Morrison', 'Jorge Luis Borges', 'Octavia E. Butler', 'Stanisław Lem', 'Chinua Achebe', 'Virginia Woolf'];
+  const words = ['River', 'Silent', 'Glass', 'Harbor', 'Winter', 'Atlas', 'Lantern', 'Orchard', 'Signal', 'Tide', 'Compass', 'Ember'];
+  let seed = 42;
+  const next = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed;
+  };
+  return Array.from({ length: count }, (_, i) => ({
+    id: i + 1,
+    isbn: `978${String(1_000_000_000 + i).padStart(10, '0')}`,
+    title: `The ${words[next() % words.length]} ${words[next() % words.length]}`,
+    author: authors[next() % authors.length]!,
+    year: 1900 + (next() % 125),
+    pages: 80 + (next() % 900),
+  }));
+}

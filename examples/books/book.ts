@@ -1,0 +1,35 @@
+import type { JsonSchema } from 'flotilla';
+
+export interface Book {
+  id: number;
+  isbn: string;
+  title: string;
+  author: string;
+  year: number;
+  pages: number;
+}
+
+export type NewBook = Omit<Book, 'id'>;
+
+const newBookProperties = {
+  isbn: { type: 'string', pattern: '^97[89][0-9]{10}$', description: 'ISBN-13, digits only', examples: ['9780262033848'] },
+  title: { type: 'string', minLength: 1, maxLength: 300 },
+  author: { type: 'string', minLength: 1, maxLength: 200 },
+  year: { type: 'integer', minimum: 1450, maximum: 2100 },
+  pages: { type: 'integer', minimum: 1, maximum: 100_000 },
+} as const;
+
+/** A book as the API returns it. */
+export const BOOK_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['id', 'isbn', 'title', 'author', 'year', 'pages'],
+  properties: { id: { type: 'integer', minimum: 1 }, ...newBookProperties },
+};
+
+/** The body of `POST /api/books`. */
+export const NEW_BOOK_SCHEMA: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['isbn', 'title', 'author', 'year', 'pages'],
+  properties: newBookProperties,
+};

@@ -1,0 +1,59 @@
+import { type Controller, type Ctx, KError, type Middleware, paginated, type Route } from 'flotilla';
+import { BOOK_SCHEMA, type NewBook, NEW_BOOK_SCHEMA } from './book.ts';
+import type { InMemoryBookRepository } from './book-repository.ts';
+
+const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+
+/** `GET /books` (paginated), `GET /books/:id`, `POST /books` (needs the API key). */
+export class BooksController implements Controller {
+  readonly #repo: InMemoryBookRepository;
+  readonly #requireApiKey: Middleware;
+
+  constructor(repo: InMemoryBookRepository, requireApiKey: Middleware) {
+    this.#repo = repo;
+    this.#requireApiKey = requireApiKey;
+  }
+
+  routes(): Route[] {
+    return [
+      paginated(
+        {
+          method: 'GET',
+          path: '/books',
+          summary: 'List books',
+          description: 'Pages through the catalogue; `author` filters by a case-insensitive substring.',
+          tags: ['books'],
+          schema: { querystring: { type: 'object', properties: { author: { type: 'string', maxLength: 100 } } } },
+          handler: (ctx: Ctx) => this.#repo.findAll(ctx.context(), ctx.parsePagination(), ctx.query['author'] === undefined ? {} : { author: String(ctx.query['author']) }),
+        },
+        BOOK_SCHEMA,
+      ),
+      {
+        method: 'GET',
+        path: '/books/:id',
+        summary: 'Get a book',
+        tags: ['books'],
+        schema: { params: ID_PARAMS, response: { 200: BOOK_SCHEMA } },
+        handler: async (ctx) => {
+          const id = ctx.params['id'] as number;
+          const book = await this.#repo.findById(ctx.context(), id);
+          if (book === undefined) throw KError.notFound(`book ${id} does not exist`);
+          return book;
+        },
+      },
+      {
+        method: 'POST',
+        path: '/books',
+        summary: 'Add a book',
+        description: 'Requires the `X-Api-Key` header.',
+        tags: ['books'],
+        middlewares: [this.#requireApiKey],
+        schema: { body: NEW_BOOK_SCHEMA, response: { 201: BOOK_SCHEMA } },
+        handler: async (ctx) => {
+          const book = await this.#repo.create(ctx.context(), ctx.body as NewBook);
+          ctx.setHeader('Location', `${ctx.path}/${book.id}`).created(book);
+        },
+      },
+    ];
+  }
+}
