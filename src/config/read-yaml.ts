@@ -1,4 +1,4 @@
-import { type Document, isAlias, LineCounter, type Node, parseDocument, visit, type YAMLError } from 'yaml';
+import { type Document, isAlias, isMap, LineCounter, type Node, parseDocument, visit, type YAMLError } from 'yaml';
 import { interpolateDocument } from './interpolate.ts';
 import { keyText, type LocatedProblem, pathAtOffset, pathOfAncestry } from './yaml-paths.ts';
 
@@ -18,7 +18,6 @@ export interface YamlRead {
 const ALLOWED_TAGS = new Set(['!', ...['str', 'int', 'float', 'bool', 'null', 'map', 'seq'].map((t) => `tag:yaml.org,2002:${t}`)]);
 
 const FRIENDLY: Partial<Record<string, string>> = {
-  DUPLICATE_KEY: 'duplicate key',
   MULTIPLE_DOCS: 'only one YAML document is allowed (remove the second ---)',
   NON_STRING_KEY: 'keys must be plain strings',
 };
@@ -37,7 +36,8 @@ export function readYaml(text: string, env: NodeJS.ProcessEnv): YamlRead {
     version: '1.2',
     schema: 'core',
     merge: false,
-    uniqueKeys: true,
+    // Duplicate keys are refused by `structureProblems`, in linear time: yaml's own check is quadratic in a map's size.
+    uniqueKeys: false,
     stringKeys: true,
     resolveKnownTags: false,
     prettyErrors: true,
@@ -80,7 +80,7 @@ function yamlProblem(doc: Document, e: YAMLError): LocatedProblem {
   return { path: known ? pathAtOffset(doc, offset) : [], offset, message };
 }
 
-/** Custom tags, merge keys and aliases that point nowhere or into themselves. */
+/** Duplicate keys, custom tags, merge keys, and aliases that point nowhere or into themselves. */
 function structureProblems(doc: Document): { problems: LocatedProblem[]; brokenAliases: boolean; firstAlias?: number } {
   const problems: LocatedProblem[] = [];
   const anchors = new Map<string, unknown>();
@@ -115,6 +115,18 @@ function structureProblems(doc: Document): { problems: LocatedProblem[]; brokenA
         return;
       }
       if (node.anchor !== undefined) anchors.set(node.anchor, node);
+      if (isMap(node)) {
+        const seen = new Set<string>();
+        for (const pair of node.items) {
+          if (seen.size === seen.add(keyText(pair)).size) {
+            problems.push({
+              path: [...pathOfAncestry(ancestry, node), keyText(pair)],
+              offset: (pair.key as Node).range?.[0] ?? 0,
+              message: 'duplicate key',
+            });
+          }
+        }
+      }
       if (node.tag !== undefined && !ALLOWED_TAGS.has(node.tag)) {
         add(ancestry, node, `tag ${shortTag(node.tag)} is not allowed; a config file holds plain YAML values only`);
       }

@@ -25,7 +25,7 @@ export function resolveConfig(input: unknown = {}): ResolvedConfig {
 
 /** Every problem of a configuration (schema and cross-field rules); empty when valid. */
 export function configProblems(input: unknown): ConfigProblem[] {
-  const problems = check(input) ? [] : (check.errors ?? []).filter(isLeaf).map(toProblem);
+  const problems = check(input) ? [] : leaves(check.errors ?? []).map(toProblem);
   try {
     problems.push(...semanticProblems(input as KConfig));
   } catch {
@@ -71,16 +71,17 @@ function isServerUrl(url: string): boolean {
   }
 }
 
-/** `oneOf`/`anyOf` report their branches' errors too; keep the one that says what was expected. */
-function isLeaf(e: ErrorObject, _i: number, all: ErrorObject[]): boolean {
-  const parentOneOf = all.some(
-    (o) =>
-      o !== e &&
-      (o.keyword === 'oneOf' || o.keyword === 'anyOf') &&
-      e.schemaPath.startsWith(o.schemaPath.slice(0, -o.keyword.length)) &&
-      e.instancePath === o.instancePath,
-  );
-  return !parentOneOf;
+/**
+ * `oneOf`/`anyOf` report their branches' errors too; keep the one that says
+ * what was expected. Linear in the number of errors (a file with thousands of
+ * unknown keys must not take quadratic time).
+ */
+function leaves(all: ErrorObject[]): ErrorObject[] {
+  const unions = all.filter((o) => o.keyword === 'oneOf' || o.keyword === 'anyOf');
+  if (unions.length === 0) return all;
+  const isBranch = (e: ErrorObject) =>
+    unions.some((o) => o !== e && e.schemaPath.startsWith(o.schemaPath.slice(0, -o.keyword.length)) && e.instancePath === o.instancePath);
+  return all.filter((e) => !isBranch(e));
 }
 
 function toProblem(e: ErrorObject): ConfigProblem {

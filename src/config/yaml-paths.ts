@@ -1,4 +1,4 @@
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair } from 'yaml';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap } from 'yaml';
 
 /** A key path into the config, as in `ConfigProblem.path`. */
 export type KeyPath = (string | number)[];
@@ -47,7 +47,7 @@ export function offsetOfPath(doc: Document, path: readonly (string | number)[]):
     if (isAlias(node)) node = node.resolve(doc);
     let next: { at: number | undefined; node: unknown } | undefined;
     if (isMap(node)) {
-      const pair = node.items.find((p) => keyText(p) === String(segment));
+      const pair = pairsByKey(node).get(String(segment));
       if (pair !== undefined) next = { at: rangeStart(pair.key) ?? rangeStart(pair.value), node: pair.value };
     } else if (isSeq(node) && typeof segment === 'number') {
       const item = node.items[segment];
@@ -85,6 +85,19 @@ export function pathAtOffset(doc: Document, offset: number): KeyPath {
     } else break;
   }
   return path;
+}
+
+const indexes = new WeakMap<YAMLMap, Map<string, Pair>>();
+
+/** A map's pairs by key, built once per map: lookups stay linear in the number of problems. */
+function pairsByKey(map: YAMLMap): Map<string, Pair> {
+  let index = indexes.get(map);
+  if (index === undefined) {
+    index = new Map();
+    for (const pair of map.items) if (!index.has(keyText(pair))) index.set(keyText(pair), pair);
+    indexes.set(map, index);
+  }
+  return index;
 }
 
 function rangeStart(node: unknown): number | undefined {

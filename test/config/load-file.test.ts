@@ -1,0 +1,217 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} interpolation syntax, on purpose
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { ConfigError } from '../../src/config/config-error.ts';
+import { loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
+
+/** Loads a fixture expecting a ConfigError; returns it. */
+function configError(name: string, env: NodeJS.ProcessEnv = {}): ConfigError {
+  try {
+    loadConfigFile(fixture(name), env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail(`${name} loaded without error`);
+}
+
+test('a valid file with every key loads, with the service resolved against the file', () => {
+  const loaded = loadConfigFile(fixture('valid-full.yaml'), {});
+  assert.equal(loaded.file, fixture('valid-full.yaml'));
+  assert.equal(loaded.servicePath, join(dirname(fixture('valid-full.yaml')), '..', 'service', 'main.ts'));
+  assert.equal(loaded.config.service, '../service/main.ts');
+  assert.equal(loaded.config.port, 8080);
+  assert.equal(loaded.config.docs.version, '2.1.0');
+  assert.deepEqual(loaded.config.docs.servers, ['https://books.example.com - production', '/']);
+  assert.equal(loaded.config.docs.description, "Manages the library's books.\n");
+  assert.equal(loaded.config.cluster.scrapeTimeoutMs, 500);
+  assert.ok(Object.isFrozen(loaded.config.docs));
+});
+
+test('an empty file gives the defaults, without a service path', () => {
+  const loaded = loadConfigFile(fixture('empty.yaml'), {});
+  assert.equal(loaded.config.port, 3000);
+  assert.equal(loaded.config.workers, 'auto');
+  assert.equal('servicePath' in loaded, false);
+});
+
+test('an unknown key is named with file and line, as the file was given', () => {
+  const file = relative(process.cwd(), fixture('unknown-key.yaml'));
+  assert.throws(
+    () => loadConfigFile(file, {}),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError);
+      assert.deepEqual(error.problems, [{ key: 'prot', path: ['prot'], message: 'unknown key', file, line: 3 }]);
+      assert.match(error.message, new RegExp(`${file.replaceAll('.', '\\.')}:3: prot: unknown key`));
+      return true;
+    },
+  );
+});
+
+test('a wrong type is reported on its line', () => {
+  const [problem, ...rest] = configError('wrong-type.yaml').problems;
+  assert.equal(rest.length, 0);
+  assert.equal(problem?.key, 'port');
+  assert.equal(problem?.line, 3);
+  assert.match(problem?.message ?? '', /integer/);
+});
+
+test('a nested unknown key is reported on its own line', () => {
+  const error = configError('nested-unknown-key.yaml');
+  assert.deepEqual(
+    error.problems.map((p) => [p.key, p.line]),
+    [['docs.contact.phone', 6]],
+  );
+  assert.ok(error.message.includes(`${fixture('nested-unknown-key.yaml')}:6: docs.contact.phone: unknown key`));
+});
+
+test('a duplicate key is refused on the line of its second occurrence', () => {
+  const problems = configError('duplicate-key.yaml').problems;
+  assert.deepEqual(
+    problems.map((p) => [p.key, p.line]),
+    [['docs.title', 5]],
+  );
+  assert.match(problems[0]?.message ?? '', /duplicate key/);
+});
+
+test('a YAML syntax error is reported with its line', () => {
+  const problems = configError('syntax-error.yaml').problems;
+  assert.ok(problems.length > 0);
+  assert.ok(problems.every((p) => p.message.startsWith('YAML syntax error') && p.line !== undefined && p.line >= 4));
+});
+
+test('merge keys are refused with a message that says so', () => {
+  const problems = configError('merge-key.yaml').problems;
+  const merge = problems.find((p) => p.key === 'health.<<');
+  assert.equal(merge?.line, 4);
+  assert.match(merge?.message ?? '', /merge keys \(<<\) are not supported/);
+  assert.equal(problems.filter((p) => p.key === 'health.<<').length, 1, 'not also reported as an unknown key');
+  assert.deepEqual(
+    problems.filter((p) => p !== merge).map((p) => p.key),
+    ['base'],
+  );
+});
+
+test('an alias bomb fails fast', () => {
+  const problems = configError('alias-bomb.yaml').problems;
+  assert.ok(problems.some((p) => /aliases expand to too much data/.test(p.message)));
+});
+
+test('a few aliases are allowed', () => {
+  const { config } = loadConfigFile(fixture('aliases.yaml'), {});
+  assert.deepEqual(config.cors.methods, ['GET', 'POST']);
+  assert.deepEqual(config.docs.tags, [{ name: 'books' }]);
+});
+
+test('custom tags are refused', () => {
+  const problems = configError('custom-tag.yaml').problems;
+  assert.deepEqual(
+    problems.map((p) => [p.key, p.line]),
+    [
+      ['host', 2],
+      ['docs.title', 4],
+    ],
+  );
+  assert.match(problems[0]?.message ?? '', /tag !!js\/function is not allowed/);
+  assert.match(problems[1]?.message ?? '', /tag !include is not allowed/);
+});
+
+test('environment variables are interpolated, typed only when plain', () => {
+  const { config } = loadConfigFile(fixture('env.yaml'), { PORT: '8081', DISABLE_HEALTH: 'true', STAGE: 'prod', HOST: '::' });
+  assert.equal(config.port, 8081);
+  assert.equal(config.disableHealth, true);
+  assert.equal(config.host, '::');
+  assert.equal(config.serviceName, 'books');
+  assert.equal(config.docs.title, 'Books on prod');
+  assert.equal(config.docs.description, 'Set with ${STAGE} in the environment');
+  assert.equal(config.docs.version, '2');
+});
+
+test('a missing environment variable names the variable, key and line', () => {
+  const problems = configError('missing-env.yaml').problems;
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0]?.key, 'docs.description');
+  assert.equal(problems[0]?.line, 4);
+  assert.match(problems[0]?.message ?? '', /PUBLIC_URL is not set/);
+});
+
+test('every problem of a file is reported at once, in line order', () => {
+  const error = configError('multiple-problems.yaml');
+  assert.deepEqual(
+    error.problems.map((p) => [p.key, p.line]),
+    [
+      ['port', 2],
+      ['env', 3],
+      ['docs.servers[0]', 6],
+      ['colour', 7],
+      ['metrics.path', 9],
+      ['workers', 10],
+    ],
+  );
+  assert.equal(error.problems.at(-1)?.message, "must be a positive integer or 'auto'");
+  for (const p of error.problems) assert.ok(error.message.includes(`${fixture('multiple-problems.yaml')}:${p.line}: ${p.key}: `));
+});
+
+test('the top level must be a mapping', () => {
+  const problems = configError('not-a-mapping.yaml').problems;
+  assert.deepEqual(
+    problems.map((p) => [p.key, p.line]),
+    [['', 1]],
+  );
+});
+
+test('a missing file, a directory and an oversized file are clear errors', async () => {
+  assert.throws(() => loadConfigFile(fixture('does-not-exist.yaml')), /does-not-exist\.yaml: .*does not exist/);
+  assert.throws(() => loadConfigFile(dirname(fixture('empty.yaml'))), /is a directory/);
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-config-'));
+  const big = join(dir, 'big.yaml');
+  writeFileSync(big, `# ${'x'.repeat(MAX_CONFIG_BYTES)}\n`);
+  assert.throws(
+    () => loadConfigFile(big),
+    (e: unknown) => e instanceof ConfigError && /larger than/.test(e.message),
+  );
+  const latin1 = join(dir, 'latin1.yaml');
+  writeFileSync(latin1, Buffer.from([0x61, 0x3a, 0x20, 0xe9, 0x0a]));
+  assert.throws(() => loadConfigFile(latin1), /not valid UTF-8/);
+});
+
+test('multiple documents, unknown aliases and self-containing aliases are refused', () => {
+  const problems = (text: string) => {
+    try {
+      parseConfigText(text, 'x.yaml', {});
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.problems.map((p) => `${p.line}: ${p.key}: ${p.message}`);
+    }
+    assert.fail('expected a ConfigError');
+  };
+  assert.match(problems('port: 1\n---\nport: 2\n').join('\n'), /^2: : only one YAML document/);
+  assert.match(problems('port: *nope\n').join('\n'), /^1: port: alias \*nope has no anchor/);
+  assert.match(problems('docs: &d\n  contact: *d\n').join('\n'), /^2: docs\.contact: alias \*d refers to a node that contains it/);
+  assert.match(problems('__proto__: { port: 1 }\n').join('\n'), /^1: __proto__: unknown key/);
+});
+
+test('any text is either a config or a ConfigError, never another exception', () => {
+  const yamlish = fc.stringMatching(/^[a-z:{}[\]\-&*!|>'"#%@`$ ,.?~<\n\t0-9]*$/);
+  const keys = fc.constantFrom('port', 'host', 'docs', 'title', 'servers', 'workers', '<<', '__proto__', 'a', '${X}');
+  const nested = fc.dictionary(keys, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }).map((o) => JSON.stringify(o));
+  fc.assert(
+    fc.property(fc.oneof(fc.string(), fc.string({ unit: 'binary' }), yamlish, nested), (text) => {
+      try {
+        const config = parseConfigText(text, 'prop.yaml', { X: 'port' });
+        return typeof config.port === 'number';
+      } catch (error) {
+        return error instanceof ConfigError && error.problems.length > 0 && error.problems.every((p) => p.line !== undefined);
+      }
+    }),
+    { numRuns: 500 },
+  );
+});

@@ -1,0 +1,322 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { resolveConfig } from '../../../src/config/validate.ts';
+import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/worker/docs/openapi.ts';
+import { PROBLEM_REF } from '../../../src/worker/docs/problem-schema.ts';
+import { operationIdOf, toPathTemplates } from '../../../src/worker/docs/route-path.ts';
+import { paginated } from '../../../src/worker/pagination.ts';
+import type { Route } from '../../../src/worker/route.ts';
+
+const handler = () => undefined;
+const book = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' } } };
+const newBook = { type: 'object', required: ['title'], properties: { title: { type: 'string', minLength: 1 } } };
+const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, description: 'The book id' } } };
+
+const routes: Route[] = [
+  paginated(
+    {
+      method: 'GET',
+      path: '/books',
+      handler,
+      summary: 'List books',
+      tags: ['books'],
+      schema: { querystring: { type: 'object', properties: { q: { type: 'string' } } } },
+    },
+    book,
+  ),
+  { method: 'HEAD', path: '/books', handler },
+  {
+    method: 'POST',
+    path: '/books',
+    handler,
+    tags: ['books'],
+    operationId: 'createBook',
+    schema: { body: newBook, response: { 201: book } },
+  },
+  { method: 'GET', path: '/books/:id', handler, tags: ['books'], schema: { params: idParams, response: { 200: book } } },
+  {
+    method: 'DELETE',
+    path: '/books/:id',
+    handler,
+    deprecated: true,
+    description: 'Use archive instead',
+    schema: { response: { 204: {} } },
+  },
+  {
+    method: 'PUT',
+    path: '/books/:id/covers/:size',
+    handler,
+    schema: {
+      params: idParams,
+      headers: {
+        type: 'object',
+        required: ['x-tenant'],
+        properties: { 'x-tenant': { type: 'string' }, 'content-type': { type: 'string' } },
+      },
+      body: { type: 'object' },
+    },
+  },
+  { method: 'GET', path: '/files/*', handler },
+  { method: 'GET', path: '/near/:lat-:lng', handler },
+  { method: 'GET', path: '/items/:code(^\\d{3}$)', handler },
+  { method: 'GET', path: '/authors/:id?', handler },
+  { method: 'GET', path: '/internal', handler, hide: true },
+  { method: 'HEAD', path: '/only-head', handler },
+  { method: 'GET', path: '/', handler },
+];
+
+const config = resolveConfig({
+  serviceName: 'library',
+  docs: {
+    title: 'Library API',
+    version: '2.1.0',
+    description: 'Books and authors',
+    contact: { name: 'Team', url: 'https://example.com', email: 'team@example.com' },
+    license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+    servers: ['https://api.example.com - Production', 'http://localhost:3000', '/v1 - Relative base'],
+    tags: [{ name: 'books', description: 'Book operations' }],
+  },
+});
+
+/**
+ * swagger-parser checks an OpenAPI 3.1 document against the schema and resolves
+ * its $refs, but not the rules the schema cannot express; those are checked here.
+ */
+async function validate(doc: OpenApiDocument): Promise<void> {
+  await SwaggerParser.validate(structuredClone(doc) as never); // its OpenAPI.Document type is not exported
+  const ids = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+    for (const [method, op] of Object.entries(item)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      assert.ok(!ids.has(op.operationId), `${where}: duplicate operationId ${op.operationId}`);
+      ids.add(op.operationId);
+      const params = op.parameters ?? [];
+      const keys = params.map((p) => `${p.in}:${p.name}`);
+      assert.equal(new Set(keys).size, keys.length, `${where}: duplicate parameters`);
+      const inPath = params.filter((p) => p.in === 'path');
+      assert.deepEqual(inPath.map((p) => p.name).sort(), [...templated].sort(), `${where}: path parameters must match the template`);
+      assert.ok(
+        inPath.every((p) => p.required),
+        `${where}: path parameters must be required`,
+      );
+    }
+  }
+}
+
+describe('buildOpenApi', () => {
+  const doc = buildOpenApi(config, routes);
+
+  test('produces a valid OpenAPI 3.1.0 document', async () => {
+    await assert.rejects(validate({ ...doc, paths: { '/a/{id}': { get: { operationId: 'a', responses: {} } } } }), /path parameters/);
+    assert.equal(doc.openapi, '3.1.0');
+    await validate(doc);
+  });
+
+  test('info, servers and tags come from config.docs', () => {
+    assert.deepEqual(doc.info, {
+      title: 'Library API',
+      version: '2.1.0',
+      description: 'Books and authors',
+      contact: { name: 'Team', url: 'https://example.com', email: 'team@example.com' },
+      license: { name: 'MIT', url: 'https://opensource.org/licenses/MIT' },
+    });
+    assert.deepEqual(doc.servers, [
+      { url: 'https://api.example.com', description: 'Production' },
+      { url: 'http://localhost:3000' },
+      { url: '/v1', description: 'Relative base' },
+    ]);
+    assert.deepEqual(doc.tags, [{ name: 'books', description: 'Book operations' }]);
+  });
+
+  test('the title falls back to the service name; empty servers and tags are left out', async () => {
+    const minimal = buildOpenApi(resolveConfig({ serviceName: 'orders' }), []);
+    assert.deepEqual(minimal.info, { title: 'orders', version: '1.0.0' });
+    assert.equal(minimal.servers, undefined);
+    assert.equal(minimal.tags, undefined);
+    assert.deepEqual(minimal.paths, {});
+    await validate(minimal);
+  });
+
+  test('paths use OpenAPI templates; hidden routes and HEAD twins of GET routes are left out', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/',
+      '/authors',
+      '/authors/{id}',
+      '/books',
+      '/books/{id}',
+      '/books/{id}/covers/{size}',
+      '/files/{wildcard}',
+      '/items/{code}',
+      '/near/{lat}-{lng}',
+      '/only-head',
+    ]);
+    assert.deepEqual(Object.keys(doc.paths['/books'] ?? {}).sort(), ['get', 'post']);
+    assert.ok(doc.paths['/only-head']?.head);
+  });
+
+  test('operations carry summary, description, tags, deprecated and stable operation ids', () => {
+    const list = doc.paths['/books']?.get;
+    assert.equal(list?.summary, 'List books');
+    assert.deepEqual(list?.tags, ['books']);
+    assert.equal(list?.operationId, 'getBooks');
+    assert.equal(doc.paths['/books']?.post?.operationId, 'createBook');
+    assert.equal(doc.paths['/books/{id}']?.get?.operationId, 'getBooksById');
+    assert.equal(doc.paths['/books/{id}/covers/{size}']?.put?.operationId, 'putBooksByIdCoversBySize');
+    assert.equal(doc.paths['/']?.get?.operationId, 'getRoot');
+    const del = doc.paths['/books/{id}']?.delete;
+    assert.equal(del?.deprecated, true);
+    assert.equal(del?.description, 'Use archive instead');
+    assert.equal(doc.paths['/books/{id}']?.get?.deprecated, undefined);
+  });
+
+  test('path parameters are all declared and required, typed by schema.params or as strings', () => {
+    assert.deepEqual(doc.paths['/books/{id}']?.get?.parameters, [
+      { name: 'id', in: 'path', required: true, schema: idParams.properties.id, description: 'The book id' },
+    ]);
+    assert.deepEqual(doc.paths['/books/{id}']?.delete?.parameters, [
+      { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+    ]);
+    assert.deepEqual(
+      doc.paths['/near/{lat}-{lng}']?.get?.parameters?.map((p) => p.name),
+      ['lat', 'lng'],
+    );
+    assert.deepEqual(doc.paths['/files/{wildcard}']?.get?.parameters, [
+      { name: 'wildcard', in: 'path', required: true, schema: { type: 'string' } },
+    ]);
+    assert.deepEqual(doc.paths['/items/{code}']?.get?.parameters?.[0]?.schema, { type: 'string', pattern: '^(?:\\d{3})$' });
+    assert.equal(doc.paths['/authors']?.get?.parameters, undefined);
+    assert.equal(doc.paths['/authors/{id}']?.get?.parameters?.length, 1);
+  });
+
+  test('query and header parameters come from the schemas; Content-Type is not a header parameter', () => {
+    const cover = doc.paths['/books/{id}/covers/{size}']?.put;
+    assert.deepEqual(
+      cover?.parameters?.map((p) => [p.name, p.in, p.required]),
+      [
+        ['id', 'path', true],
+        ['size', 'path', true],
+        ['x-tenant', 'header', true],
+      ],
+    );
+  });
+
+  test('paginated routes document page and limit and the page envelope', () => {
+    const list = doc.paths['/books']?.get;
+    assert.deepEqual(list?.parameters, [
+      { name: 'q', in: 'query', required: false, schema: { type: 'string' } },
+      {
+        name: 'page',
+        in: 'query',
+        required: false,
+        description: 'Page number, 1-based.',
+        schema: { type: 'integer', minimum: 1, default: 1 },
+      },
+      {
+        name: 'limit',
+        in: 'query',
+        required: false,
+        description: 'Items per page; a larger value is reduced to 100.',
+        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+      },
+    ]);
+    const envelope = list?.responses['200']?.content?.['application/json']?.schema as { properties: Record<string, unknown> };
+    assert.deepEqual(Object.keys(envelope.properties), ['data', 'total', 'page', 'limit', 'total_pages']);
+    assert.deepEqual(envelope.properties['data'], { type: 'array', items: book });
+  });
+
+  test('request bodies and declared responses are application/json', () => {
+    const create = doc.paths['/books']?.post;
+    assert.deepEqual(create?.requestBody, { required: true, content: { 'application/json': { schema: newBook } } });
+    assert.deepEqual(create?.responses['201'], { description: 'Created', content: { 'application/json': { schema: book } } });
+    assert.equal(create?.responses['200'], undefined, 'no default 200 next to a declared 201');
+    assert.deepEqual(doc.paths['/books/{id}']?.delete?.responses['204'], { description: 'No Content' });
+    assert.deepEqual(doc.paths['/']?.get?.responses['200'], { description: 'OK' });
+  });
+
+  test('error responses are problem+json referencing the Problem schema', () => {
+    const problem = { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } };
+    const codes = (path: string, method: 'get' | 'post' | 'put' | 'delete') => Object.keys(doc.paths[path]?.[method]?.responses ?? {});
+    assert.deepEqual(codes('/', 'get'), ['200', '404', 'default']);
+    assert.deepEqual(codes('/books', 'get'), ['200', '400', '404', 'default']);
+    assert.deepEqual(codes('/books', 'post'), ['201', '400', '404', '413', '415', 'default']);
+    for (const code of ['400', '404', '413', '415', 'default']) {
+      assert.deepEqual(doc.paths['/books']?.post?.responses[code]?.content, problem, code);
+    }
+    const schema = doc.components.schemas['Problem'] as { required: string[]; properties: Record<string, Record<string, unknown>> };
+    assert.deepEqual(schema.required, ['type', 'title', 'status', 'detail', 'instance', 'code', 'requestId']);
+    assert.equal(schema.properties['type']?.['format'], 'uri-reference');
+    assert.equal(schema.properties['status']?.['type'], 'integer');
+  });
+
+  test('declared error responses are kept, and Fastify-style status keys are normalised', async () => {
+    const custom = buildOpenApi(config, [
+      {
+        method: 'GET',
+        path: '/x/:id',
+        handler,
+        schema: { response: { '2xx': book, 404: { description: 'No such x', type: 'object' }, bogus: {} } },
+      },
+    ]);
+    const responses = custom.paths['/x/{id}']?.get?.responses ?? {};
+    assert.deepEqual(Object.keys(responses), ['404', '2XX', 'default']);
+    assert.deepEqual(responses['404'], {
+      description: 'No such x',
+      content: { 'application/json': { schema: { description: 'No such x', type: 'object' } } },
+    });
+    await validate(custom);
+  });
+
+  test('operation ids stay unique', async () => {
+    const clash = buildOpenApi(config, [
+      { method: 'GET', path: '/a-b', handler },
+      { method: 'GET', path: '/a_b', handler },
+      { method: 'GET', path: '/c', handler, operationId: 'same' },
+      { method: 'GET', path: '/d', handler, operationId: 'same' },
+    ]);
+    assert.deepEqual(
+      Object.values(clash.paths).map((p) => p.get?.operationId),
+      ['getAB', 'getAB2', 'same', 'same2'],
+    );
+    await validate(clash);
+  });
+
+  test('the document shares no object with the routes', () => {
+    const again = buildOpenApi(config, routes);
+    const schema = again.paths['/books/{id}']?.get?.responses['200']?.content?.['application/json']?.schema;
+    assert.deepEqual(schema, book);
+    assert.notEqual(schema, book);
+    assert.notEqual(again.components.schemas['Problem'], doc.components.schemas['Problem']);
+  });
+});
+
+describe('parseServer', () => {
+  test('splits "<url> - <description>" at the first separator', () => {
+    assert.deepEqual(parseServer('https://a.example - EU - primary'), { url: 'https://a.example', description: 'EU - primary' });
+    assert.deepEqual(parseServer('https://a.example'), { url: 'https://a.example' });
+  });
+});
+
+describe('toPathTemplates and operationIdOf', () => {
+  test('translate find-my-way syntax', () => {
+    const templates = (path: string) => toPathTemplates(path).map((t) => t.template);
+    assert.deepEqual(templates('/books/:id'), ['/books/{id}']);
+    assert.deepEqual(templates('/time/12::30'), ['/time/12:30']);
+    assert.deepEqual(templates('/static/*'), ['/static/{wildcard}']);
+    assert.deepEqual(templates('*'), ['/{wildcard}']);
+    assert.deepEqual(templates('/files/:name.:ext'), ['/files/{name}.{ext}']);
+    assert.deepEqual(templates('/:id?'), ['/', '/{id}']);
+    assert.deepEqual(toPathTemplates('/static/*')[0]?.params, [{ name: 'wildcard', key: '*' }]);
+    assert.deepEqual(toPathTemplates('/v/:n(^\\d+$)/x')[0], {
+      template: '/v/{n}/x',
+      params: [{ name: 'n', key: 'n', pattern: '^(?:\\d+)$' }],
+    });
+  });
+
+  test('operation ids are camelCase words of the method and path', () => {
+    assert.equal(operationIdOf('get', '/books/{id}'), 'getBooksById');
+    assert.equal(operationIdOf('DELETE', '/user-groups/{group_id}/members'), 'deleteUserGroupsByGroupIdMembers');
+    assert.equal(operationIdOf('get', '/'), 'getRoot');
+  });
+});
