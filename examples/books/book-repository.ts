@@ -40,7 +40,8 @@ export class InMemoryBookRepository implements Repository<Book, number> {
   }
 
   async create(_ctx: RequestContext, input: NewBook): Promise<Book> {
-    if (this.#isbns.has(input.isbn)) throw KError.conflict(`a book with ISBN ${input.isbn} already exists`, { details: { isbn: input.isbn } });
+    if (this.#isbns.has(input.isbn))
+      throw KError.conflict(`a book with ISBN ${input.isbn} already exists`, { details: { isbn: input.isbn } });
     const book: Book = { id: this.#books.length + 1, ...input };
     this.#books.push(book);
     this.#byId.set(book.id, book);
@@ -51,7 +52,16 @@ export class InMemoryBookRepository implements Repository<Book, number> {
 
 /** A deterministic catalogue of `count` books (same data in every worker). */
 export function sampleBooks(count: number): Book[] {
-  const authors = ['Ursula K. Le Guin', 'Italo Calvino', 'Toni Morrison', 'Jorge Luis Borges', 'Octavia E. Butler', 'Stanisław Lem', 'Chinua Achebe', 'Virginia Woolf'];
+  const authors = [
+    'Ursula K. Le Guin',
+    'Italo Calvino',
+    'Toni Morrison',
+    'Jorge Luis Borges',
+    'Octavia E. Butler',
+    'Stanisław Lem',
+    'Chinua Achebe',
+    'Virginia Woolf',
+  ];
   const words = ['River', 'Silent', 'Glass', 'Harbor', 'Winter', 'Atlas', 'Lantern', 'Orchard', 'Signal', 'Tide', 'Compass', 'Ember'];
   let seed = 42;
   const next = () => {

@@ -1,5 +1,5 @@
 import { type Controller, type Ctx, KError, type Middleware, paginated, type Route } from 'flotilla';
-import { BOOK_SCHEMA, type NewBook, NEW_BOOK_SCHEMA } from './book.ts';
+import { BOOK_SCHEMA, NEW_BOOK_SCHEMA, type NewBook } from './book.ts';
 import type { InMemoryBookRepository } from './book-repository.ts';
 
 const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
@@ -24,7 +24,12 @@ export class BooksController implements Controller {
           description: 'Pages through the catalogue; `author` filters by a case-insensitive substring.',
           tags: ['books'],
           schema: { querystring: { type: 'object', properties: { author: { type: 'string', maxLength: 100 } } } },
-          handler: (ctx: Ctx) => this.#repo.findAll(ctx.context(), ctx.parsePagination(), ctx.query['author'] === undefined ? {} : { author: String(ctx.query['author']) }),
+          handler: (ctx: Ctx) =>
+            this.#repo.findAll(
+              ctx.context(),
+              ctx.parsePagination(),
+              ctx.query['author'] === undefined ? {} : { author: String(ctx.query['author']) },
+            ),
         },
         BOOK_SCHEMA,
       ),

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+
+// No Docker engine runs the tests: check what the image depends on instead.
+const root = resolve(import.meta.dirname, '../..');
+const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+let image: string;
+
+/** The exec-form array of a Dockerfile instruction (the last one of the final stage). */
+function execForm(instruction: string): string[] {
+  const lines = dockerfile.split('\n').filter((l) => l.startsWith(`${instruction} `));
+  const last = lines.at(-1);
+  if (last === undefined) throw new Error(`no ${instruction} in the Dockerfile`);
+  return JSON.parse(last.slice(instruction.length + 1)) as string[];
+}
+
+before(() => {
+  // Lay out a copy of what the final image contains: dist (built by tsc), package.json, config, examples, node_modules.
+  image = mkdtempSync(join(tmpdir(), 'flotilla-image-'));
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', join(image, 'dist')],
+    {
+      stdio: 'pipe',
+    },
+  );
+  for (const part of ['package.json', 'config', 'examples']) cpSync(join(root, part), join(image, part), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(image, 'node_modules'));
+});
+
+after(() => rmSync(image, { recursive: true, force: true }));
+
+test('CMD starts the primary directly, in exec form, from a file the build produces', (t) => {
+  const cmd = execForm('CMD');
+  t.assert.equal(cmd[0], 'node', 'not through npm, which does not forward signals');
+  t.assert.deepEqual(cmd.slice(2), ['start', '--config', 'config/app.yaml']);
+  t.assert.ok(existsSync(join(image, cmd[1]!)), `${cmd[1]} exists in the build output`);
+  t.assert.ok(existsSync(join(image, cmd[3 + 1]!)), 'the config file is in the image');
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+    exports: Record<string, Record<string, string>>;
+  };
+  t.assert.ok(existsSync(join(image, pkg.bin['flotilla']!)), 'the bin entry exists in the build output');
+  t.assert.ok(existsSync(join(image, pkg.exports['.']!['default']!)), 'the main export exists');
+  t.assert.ok(existsSync(join(image, pkg.exports['.']!['types']!)), 'the declarations exist');
+});
+
+test('the built CLI runs the example the way the image does', (t) => {
+  const out = execFileSync(process.execPath, [join(image, 'dist/cli/main.js'), 'openapi', '--config', 'config/app.yaml'], {
+    cwd: image,
+    env: { ...process.env, NODE_ENV: 'production' },
+    encoding: 'utf8',
+  });
+  const doc = JSON.parse(out) as { paths: Record<string, unknown> };
+  t.assert.ok('/api/books' in doc.paths, 'the example service loads from the built package');
+});
+
+test('the image is hardened: non-root user, STOPSIGNAL, HEALTHCHECK without curl, slim base, production deps', (t) => {
+  t.assert.match(dockerfile, /^USER node$/m);
+  t.assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m);
+  t.assert.match(dockerfile, /^HEALTHCHECK .*\n?.*CMD \["node"/m);
+  t.assert.doesNotMatch(dockerfile, /curl|wget/);
+  t.assert.match(dockerfile, /^FROM node:24-slim AS build$/m);
+  t.assert.match(dockerfile, /npm ci --omit=dev/);
+  const ignore = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
+  for (const entry of ['node_modules', 'dist', '.git']) t.assert.ok(ignore.includes(entry), `.dockerignore lists ${entry}`);
+});

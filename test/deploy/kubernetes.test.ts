@@ -1,0 +1,55 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { loadConfigFile } from '../../src/config/load-file.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+const docs = parseAllDocuments(readFileSync(join(root, 'deploy/kubernetes.yaml'), 'utf8')).map((d) => {
+  if (d.errors.length > 0) throw d.errors[0];
+  // biome-ignore lint/suspicious/noExplicitAny: a parsed manifest is walked by key
+  return d.toJS() as Record<string, any>;
+});
+const deployment = docs.find((d) => d['kind'] === 'Deployment')!;
+const service = docs.find((d) => d['kind'] === 'Service')!;
+const pod = deployment['spec']['template'];
+const container = pod['spec']['containers'][0];
+const { config } = loadConfigFile(join(root, 'config/app.yaml'), {});
+const portNamed = (name: string) => container['ports'].find((p: { name: string }) => p.name === name)?.containerPort;
+
+test('the manifest has a Deployment and a Service that selects its pods', (t) => {
+  t.assert.ok(deployment && service);
+  t.assert.deepEqual(service['spec']['selector'], deployment['spec']['selector']['matchLabels']);
+  t.assert.equal(service['spec']['ports'][0]['targetPort'], 'http');
+});
+
+test('ports and probes match the config', (t) => {
+  t.assert.equal(portNamed('http'), config.port);
+  t.assert.equal(portNamed('metrics'), config.metrics.port);
+  for (const probe of ['readinessProbe', 'startupProbe']) {
+    t.assert.equal(container[probe]['httpGet']['path'], '/health', probe);
+    t.assert.equal(container[probe]['httpGet']['port'], 'http', probe);
+  }
+  t.assert.equal(container['livenessProbe']['tcpSocket']['port'], 'http', 'liveness does not depend on health checkers');
+});
+
+test('the grace period covers the preStop delay plus the shutdown budget', (t) => {
+  const [cmd, seconds] = container['lifecycle']['preStop']['exec']['command'] as string[];
+  t.assert.equal(cmd, 'sleep');
+  const grace = pod['spec']['terminationGracePeriodSeconds'] as number;
+  t.assert.ok(grace > Number(seconds) + config.shutdown.timeoutMs / 1000, `${grace}s > ${seconds}s + ${config.shutdown.timeoutMs / 1000}s`);
+});
+
+test('the CPU limit is a whole number of CPUs, consistent with workers: auto', (t) => {
+  t.assert.equal(config.workers, 'auto');
+  const cpu = String(container['resources']['limits']['cpu']);
+  t.assert.match(cpu, /^\d+$/, 'a whole CPU count: auto rounds a fractional quota down');
+  t.assert.equal(container['resources']['requests']['cpu'], cpu);
+});
+
+test('Prometheus scrape annotations point at the metrics port and path', (t) => {
+  const a = pod['metadata']['annotations'];
+  t.assert.equal(a['prometheus.io/scrape'], 'true');
+  t.assert.equal(Number(a['prometheus.io/port']), config.metrics.port);
+  t.assert.equal(a['prometheus.io/path'], config.metrics.path);
+});
