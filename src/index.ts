@@ -38,7 +38,17 @@ export { defineService, type ServiceSetup } from './worker/define-service.ts';
 export type { OpenApiDocument } from './worker/docs/openapi.ts';
 export { Group } from './worker/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './worker/health.ts';
-export { newPage, offsetOf, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, paginated, parsePagination, type Repository } from './worker/pagination.ts';
+export {
+  newPage,
+  offsetOf,
+  PAGE_DEFAULTS,
+  type Page,
+  type PageQuery,
+  pageSchema,
+  paginated,
+  parsePagination,
+  type Repository,
+} from './worker/pagination.ts';
 export type { RequestContext } from './worker/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './worker/route.ts';
 export type { ShutdownHook } from './worker/shutdown.ts';

@@ -28,7 +28,13 @@ export interface LoadedConfig {
  */
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const absolute = resolve(file);
-  const config = parseConfigText(readConfigText(file), file, env);
+  let config = parseConfigText(readConfigText(file), file, env);
+  if (config.i18n !== undefined) {
+    config = Object.freeze({
+      ...config,
+      i18n: Object.freeze({ ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) }),
+    });
+  }
   const loaded: LoadedConfig = { file: absolute, config };
   if (config.service !== undefined) loaded.servicePath = resolve(dirname(absolute), config.service);
   return loaded;

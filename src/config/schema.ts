@@ -54,6 +54,10 @@ export const CONFIG_SCHEMA = object({
   health: object({ timeoutMs: ms(1, 60_000) }),
   shutdown: object({ timeoutMs: ms(1, 600_000), drainDelayMs: ms(0, 600_000) }),
   metrics: object({ enabled: { type: 'boolean' }, port: int(0, 65535), host: text, path }),
+  i18n: object({ directory: text, defaultLocale: { type: 'string', pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' } }, [
+    'directory',
+    'defaultLocale',
+  ]),
   workers: { oneOf: [int(1, 1024), { const: 'auto' }] },
   service: text,
   cluster: object({

@@ -89,6 +89,13 @@ export interface MetricsConfig {
   path?: string;
 }
 
+export interface I18nConfig {
+  /** Directory of message catalogs, one `<locale>.yaml`/`.json` file per locale (relative to the YAML file). */
+  directory: string;
+  /** Locale used when the request's `Accept-Language` matches none, and for missing keys. */
+  defaultLocale: string;
+}
+
 export interface ClusterConfig {
   /** A worker must be listening within this time. Default 10000 ms. */
   startupTimeoutMs?: number;
@@ -126,6 +133,8 @@ export interface KConfig {
   health?: HealthConfig;
   shutdown?: ShutdownConfig;
   metrics?: MetricsConfig;
+  /** Message catalogs for `ctx.t` and translated problem details. */
+  i18n?: I18nConfig;
   /** Cluster mode: number of workers, or `auto` for the CPUs the container may use. */
   workers?: number | 'auto';
   /** Cluster mode: path of the service's setup module, relative to the YAML file. */
@@ -151,6 +160,7 @@ export interface ResolvedConfig {
   readonly health: Full<HealthConfig>;
   readonly shutdown: Full<ShutdownConfig>;
   readonly metrics: Full<MetricsConfig>;
+  readonly i18n?: Readonly<I18nConfig>;
   readonly workers: number | 'auto';
   readonly service?: string;
   readonly cluster: Full<ClusterConfig>;

@@ -55,6 +55,13 @@ function semanticProblems(c: KConfig): ConfigProblem[] {
   const headersMs = c.timeouts?.headersMs ?? DEFAULTS.timeouts.headersMs;
   const requestMs = c.timeouts?.requestMs ?? DEFAULTS.timeouts.requestMs;
   if (headersMs > requestMs) add(['timeouts', 'headersMs'], `must not exceed timeouts.requestMs (${requestMs})`);
+  const budgetMs = c.shutdown?.timeoutMs ?? DEFAULTS.shutdown.timeoutMs;
+  if ((c.shutdown?.drainDelayMs ?? 0) >= budgetMs) {
+    add(
+      ['shutdown', 'drainDelayMs'],
+      `must be less than shutdown.timeoutMs (${budgetMs}): the drain delay is spent from the shutdown budget`,
+    );
+  }
   if (c.port !== undefined && c.port !== 0 && c.metrics?.port === c.port) {
     add(['metrics', 'port'], `must differ from port (${c.port})`);
   }

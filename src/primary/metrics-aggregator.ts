@@ -13,9 +13,10 @@ interface Pending {
 
 /**
  * One scrape: asks every listening worker for its metrics over IPC, waits up to
- * the scrape timeout, and merges the answers (summed by prom-client's
- * aggregator) with the primary's own registries. A worker that does not answer
- * in time is left out and counted in `flotilla_scrape_workers_missing`.
+ * the scrape timeout, sums the answers and the primary's share of the
+ * service's metrics (prom-client's aggregator), and adds the primary's own
+ * registry. A worker that does not answer in time is left out and counted in
+ * `flotilla_scrape_workers_missing`.
  */
 export class MetricsAggregator {
   readonly #pending = new Map<string, Pending>();
@@ -39,8 +40,11 @@ export class MetricsAggregator {
     const answers = await Promise.all(this.#workers().map((w) => this.#ask(w)));
     const received = answers.filter((a): a is MetricJson[] => a !== undefined);
     this.#metrics.scrapeMissing.set(answers.length - received.length);
-    const aggregated: Registry = AggregatorRegistry.aggregate(received);
-    return Registry.merge([aggregated, this.#metrics.registry, ...this.#extra]).metrics();
+    // The service's setup runs in the primary too, so a metric it registers exists here and in every worker:
+    // the primary's share is summed with theirs (merging registries would refuse the duplicate name).
+    const own = await Promise.all(this.#extra.map((registry) => registry.getMetricsAsJSON()));
+    const aggregated: Registry = AggregatorRegistry.aggregate([...received, ...own]);
+    return Registry.merge([aggregated, this.#metrics.registry]).metrics();
   }
 
   /** Routes a worker's `flotilla:metrics-response` to the scrape waiting for it. */

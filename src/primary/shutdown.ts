@@ -44,7 +44,7 @@ export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boo
     try {
       worker.send(msg.shutdown(started + plan.budgetMs));
     } catch (error) {
-      logger.warn({ err: error, pid: worker.process.pid }, 'could not relay the shutdown: killing the worker');
+      logger.warn({ err: error, workerPid: worker.process.pid }, 'could not relay the shutdown: killing the worker');
       worker.process.kill('SIGKILL');
     }
   }

@@ -105,7 +105,7 @@ export class Supervisor {
     slot.startupTimer = setTimeout(() => {
       slot.failure = 'startup-timeout';
       this.#o.logger.error(
-        { slot: slot.index, pid: worker.process.pid, timeoutMs: this.#o.startupTimeoutMs },
+        { slot: slot.index, workerPid: worker.process.pid, timeoutMs: this.#o.startupTimeoutMs },
         'worker did not start listening in time: killing it',
       );
       worker.process.kill('SIGKILL');
@@ -116,7 +116,7 @@ export class Supervisor {
   #onMessage(worker: Worker, message: unknown): void {
     if (!isWorkerMessage(message)) {
       if (isFlotillaMessage(message))
-        this.#o.logger.warn({ pid: worker.process.pid, message: describeInvalid(message) }, 'malformed worker message dropped');
+        this.#o.logger.warn({ workerPid: worker.process.pid, message: describeInvalid(message) }, 'malformed worker message dropped');
       return;
     }
     const slot = this.#slots.find((s) => s.worker === worker);
@@ -125,7 +125,7 @@ export class Supervisor {
       slot.up = true;
       slot.upSince = Date.now();
       this.#o.metrics.workersUp.set(this.upWorkers.length);
-      this.#o.logger.info({ slot: slot.index, pid: message.pid, address: message.address }, 'worker listening');
+      this.#o.logger.info({ slot: slot.index, workerPid: message.pid, address: message.address }, 'worker listening');
       if (!this.#announced) {
         this.#announced = true;
         this.#o.onFirstListening(message.address);
@@ -142,10 +142,10 @@ export class Supervisor {
     slot.worker = undefined;
     slot.up = false;
     this.#o.metrics.workersUp.set(this.upWorkers.length);
-    const pid = worker.process.pid;
+    const workerPid = worker.process.pid;
     if (!this.#restarting) {
       if (code !== 0) this.uncleanExits++;
-      this.#o.logger.info({ slot: slot.index, pid, code, signal }, 'worker exited');
+      this.#o.logger.info({ slot: slot.index, workerPid, code, signal }, 'worker exited');
       this.#checkAllExited();
       return;
     }
@@ -153,12 +153,12 @@ export class Supervisor {
       slot.failure ?? (signal !== null ? `killed-${signal}` : !wasUp ? 'boot-failure' : code === 0 ? 'unexpected-exit' : 'crash');
     const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), wasUp ? Date.now() - slot.upSince : 0);
     if (crashLoop) {
-      this.#o.logger.fatal({ slot: slot.index, pid, code, signal, reason }, 'workers keep failing: giving up (crash loop)');
+      this.#o.logger.fatal({ slot: slot.index, workerPid, code, signal, reason }, 'workers keep failing: giving up (crash loop)');
       this.#o.onCrashLoop();
       return;
     }
     this.#o.metrics.restarts.inc({ reason });
-    this.#o.logger.warn({ slot: slot.index, pid, code, signal, reason, delayMs }, 'worker exited unexpectedly: replacing it');
+    this.#o.logger.warn({ slot: slot.index, workerPid, code, signal, reason, delayMs }, 'worker exited unexpectedly: replacing it');
     slot.restartTimer = setTimeout(() => this.#fork(slot), delayMs);
   }
 

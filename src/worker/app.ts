@@ -238,6 +238,9 @@ export class App {
       get metrics() {
         return app.#metrics;
       },
+      get tracer() {
+        return app.#tracer;
+      },
     };
   }
 

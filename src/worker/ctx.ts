@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { context as otelContext } from '@opentelemetry/api';
+import { type Context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
@@ -41,6 +41,8 @@ export class Ctx {
   body: unknown = undefined;
   /** Free space for middlewares to pass data to handlers (e.g. the authenticated user). */
   readonly state: Record<string, unknown> = {};
+  /** The OpenTelemetry context of the request, its server span active in it (set by the pipeline). */
+  otel: Context = ROOT_CONTEXT;
 
   statusCode = 200;
   reply: Reply = { kind: 'none' };
@@ -116,7 +118,7 @@ export class Ctx {
       signal: this.#signal(),
       requestId: this.requestId,
       logger: this.logger,
-      otel: otelContext.active(),
+      otel: this.otel,
     };
     return this.#context;
   }
@@ -141,7 +143,7 @@ export class Ctx {
   #signal(): AbortSignal {
     const client = new AbortController();
     const onClose = () => {
-      if (!this.res.writableFinished) client.abort(new Error('client closed the connection'));
+      if (!this.res.writableEnded) client.abort(new Error('client closed the connection'));
     };
     this.res.once('close', onClose);
     return AbortSignal.any([client.signal, this.#scope.deadline]);

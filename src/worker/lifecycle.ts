@@ -22,6 +22,7 @@ export interface LifecycleParts {
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
+const noop = () => {};
 
 /** Listening, readiness, and the road to the shutdown sequence; one per App. */
 export class Lifecycle {
@@ -93,7 +94,9 @@ export class Lifecycle {
   }
 
   close(): Promise<void> {
-    this.#closing ??= this.#shutdown();
+    // a close() during startup lets the start finish (or fail), then shuts down: listen() and ready() always settle
+    const settled = this.#state === 'starting' ? this.#ready.promise.then(noop, noop) : undefined;
+    this.#closing ??= settled === undefined ? this.#shutdown() : settled.then(() => this.#shutdown());
     return this.#closing;
   }
 

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context as otelContext, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { toProblem } from '../errors/problem.ts';
+import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
@@ -19,14 +20,15 @@ export interface PipelineHost {
   readonly inFlight: InFlight;
   readonly draining: boolean;
   readonly metrics: MetricsCollector | undefined;
+  readonly tracer: Tracer;
 }
 
 const UNMATCHED = 'unmatched';
 
 /**
- * The request pipeline, top to bottom: request id → log/metrics start → CORS →
- * route lookup → params/query validation → middlewares → body → handler →
- * serialize → log/metrics end. Anything thrown on the way converges in
+ * The request pipeline, top to bottom: request id → log/metrics/trace start →
+ * CORS → route lookup → params/query validation → middlewares → body → handler
+ * → serialize → log/metrics/trace end. Anything thrown on the way converges in
  * `fail`, the one boundary that turns errors into problem responses.
  */
 export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse) => void {
@@ -37,19 +39,22 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     res.setHeader('X-Request-Id', requestId);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
+    const span = startSpan(host.tracer, ctx);
     let ended = false;
     const end = (completed: boolean) => {
       if (ended) return;
       ended = true;
       host.inFlight.leave();
-      record(host, ctx, started, completed);
+      record(host, ctx, started, completed, span);
     };
     res.once('finish', () => end(true));
     res.once('close', () => end(false));
-    route(host, ctx, url).then(
-      () => respond(host, ctx),
-      (error: unknown) => fail(host, ctx, error),
-    );
+    otelContext
+      .with(ctx.otel, () => route(host, ctx, url))
+      .then(
+        () => respond(host, ctx),
+        (error: unknown) => fail(host, ctx, error),
+      );
   };
 }
 
@@ -92,15 +97,28 @@ function respond(host: PipelineHost, ctx: Ctx): void {
 }
 
 /** The one place where errors become responses. */
-function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
+function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
   const problem = toProblem(error, ctx.path, ctx.requestId, host.production);
-  if (problem.internal) ctx.logger.error({ err: error, route: ctx.route || UNMATCHED }, 'request failed');
+  if (problem.internal) {
+    ctx.logger.error({ err: error, route: ctx.route || UNMATCHED }, 'request failed');
+    trace.getSpan(ctx.otel)?.recordException(error instanceof Error ? error : String(error));
+  }
   const res = ctx.res;
   ctx.statusCode = problem.status;
   if (res.headersSent) {
     res.destroy();
     return;
   }
+  try {
+    sendProblem(host, res, problem);
+  } catch (unsendable) {
+    // details JSON cannot hold (BigInt, cycles) or header values node:http refuses: answer a plain 500 instead
+    if (fallback) res.destroy();
+    else fail(host, ctx, new Error('the error response could not be sent', { cause: unsendable }), true);
+  }
+}
+
+function sendProblem(host: PipelineHost, res: ServerResponse, problem: ProblemResponse): void {
   const body = JSON.stringify(problem.body);
   for (const name of res.getHeaderNames()) {
     if (name.startsWith('content-')) res.removeHeader(name);
@@ -113,10 +131,23 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
   res.end(body);
 }
 
-function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolean): void {
+/** The request's server span, a child of the caller's trace when a registered propagator finds one in the headers. */
+function startSpan(tracer: Tracer, ctx: Ctx): Span {
+  const parent = propagation.extract(otelContext.active(), ctx.headers);
+  const attributes = { 'http.request.method': ctx.method, 'url.path': ctx.path };
+  const span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes }, parent);
+  ctx.otel = trace.setSpan(parent, span);
+  return span;
+}
+
+function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolean, span: Span): void {
   const durationMs = performance.now() - started;
   const status = ctx.res.headersSent ? ctx.res.statusCode : ctx.statusCode;
   const route = ctx.route || UNMATCHED;
+  if (ctx.route !== '') span.updateName(`${ctx.method} ${ctx.route}`).setAttribute('http.route', ctx.route);
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500 || !completed) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
   host.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });
   if (!host.logRequests) return;
   const line = {

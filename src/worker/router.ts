@@ -69,7 +69,7 @@ export class Router {
     } catch (error) {
       throw new Error(`cannot register ${key}: ${(error as Error).message}`, { cause: error });
     }
-    if (full.method === 'GET' && this.engine.find('HEAD', full.path) === null) {
+    if (full.method === 'GET' && !this.engine.hasRoute('HEAD', full.path)) {
       this.engine.on('HEAD', full.path, noop, entry);
       this.#autoHead.add(`HEAD ${full.path}`);
     }

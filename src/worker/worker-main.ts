@@ -52,7 +52,10 @@ process.on('message', (message: unknown) => {
     );
   }
 });
-// The primary is gone (crashed or killed): nobody will relay a shutdown, so start one.
+// The primary is gone (crashed or killed): nobody will relay a shutdown, so start one. node:cluster
+// would otherwise exit the worker at once (cutting in-flight requests, skipping the hooks) unless
+// `exitedAfterDisconnect` is true: the worker leaves on its own terms, through the shutdown sequence.
+if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
 process.on('disconnect', () => void shutdown('primary disconnected'));
 
 const setup = await loadService<App>(start.servicePath);

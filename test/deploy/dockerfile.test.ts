@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,38 +34,38 @@ before(() => {
 
 after(() => rmSync(image, { recursive: true, force: true }));
 
-test('CMD starts the primary directly, in exec form, from a file the build produces', (t) => {
+test('CMD starts the primary directly, in exec form, from a file the build produces', () => {
   const cmd = execForm('CMD');
-  t.assert.equal(cmd[0], 'node', 'not through npm, which does not forward signals');
-  t.assert.deepEqual(cmd.slice(2), ['start', '--config', 'config/app.yaml']);
-  t.assert.ok(existsSync(join(image, cmd[1]!)), `${cmd[1]} exists in the build output`);
-  t.assert.ok(existsSync(join(image, cmd[3 + 1]!)), 'the config file is in the image');
+  assert.equal(cmd[0], 'node', 'not through npm, which does not forward signals');
+  assert.deepEqual(cmd.slice(2), ['start', '--config', 'config/app.yaml']);
+  assert.ok(existsSync(join(image, cmd[1]!)), `${cmd[1]} exists in the build output`);
+  assert.ok(existsSync(join(image, cmd[3 + 1]!)), 'the config file is in the image');
   const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
     bin: Record<string, string>;
     exports: Record<string, Record<string, string>>;
   };
-  t.assert.ok(existsSync(join(image, pkg.bin['flotilla']!)), 'the bin entry exists in the build output');
-  t.assert.ok(existsSync(join(image, pkg.exports['.']!['default']!)), 'the main export exists');
-  t.assert.ok(existsSync(join(image, pkg.exports['.']!['types']!)), 'the declarations exist');
+  assert.ok(existsSync(join(image, pkg.bin['flotilla']!)), 'the bin entry exists in the build output');
+  assert.ok(existsSync(join(image, pkg.exports['.']!['default']!)), 'the main export exists');
+  assert.ok(existsSync(join(image, pkg.exports['.']!['types']!)), 'the declarations exist');
 });
 
-test('the built CLI runs the example the way the image does', (t) => {
+test('the built CLI runs the example the way the image does', () => {
   const out = execFileSync(process.execPath, [join(image, 'dist/cli/main.js'), 'openapi', '--config', 'config/app.yaml'], {
     cwd: image,
     env: { ...process.env, NODE_ENV: 'production' },
     encoding: 'utf8',
   });
   const doc = JSON.parse(out) as { paths: Record<string, unknown> };
-  t.assert.ok('/api/books' in doc.paths, 'the example service loads from the built package');
+  assert.ok('/api/books' in doc.paths, 'the example service loads from the built package');
 });
 
-test('the image is hardened: non-root user, STOPSIGNAL, HEALTHCHECK without curl, slim base, production deps', (t) => {
-  t.assert.match(dockerfile, /^USER node$/m);
-  t.assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m);
-  t.assert.match(dockerfile, /^HEALTHCHECK .*\n?.*CMD \["node"/m);
-  t.assert.doesNotMatch(dockerfile, /curl|wget/);
-  t.assert.match(dockerfile, /^FROM node:24-slim AS build$/m);
-  t.assert.match(dockerfile, /npm ci --omit=dev/);
+test('the image is hardened: non-root user, STOPSIGNAL, HEALTHCHECK without curl, slim base, production deps', () => {
+  assert.match(dockerfile, /^USER node$/m);
+  assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m);
+  assert.match(dockerfile, /^HEALTHCHECK .*\n?.*CMD \["node"/m);
+  assert.doesNotMatch(dockerfile, /curl|wget/);
+  assert.match(dockerfile, /^FROM node:24-slim AS build$/m);
+  assert.match(dockerfile, /npm ci --omit=dev/);
   const ignore = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
-  for (const entry of ['node_modules', 'dist', '.git']) t.assert.ok(ignore.includes(entry), `.dockerignore lists ${entry}`);
+  for (const entry of ['node_modules', 'dist', '.git']) assert.ok(ignore.includes(entry), `.dockerignore lists ${entry}`);
 });

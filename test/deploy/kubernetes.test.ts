@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
@@ -17,39 +18,39 @@ const container = pod['spec']['containers'][0];
 const { config } = loadConfigFile(join(root, 'config/app.yaml'), {});
 const portNamed = (name: string) => container['ports'].find((p: { name: string }) => p.name === name)?.containerPort;
 
-test('the manifest has a Deployment and a Service that selects its pods', (t) => {
-  t.assert.ok(deployment && service);
-  t.assert.deepEqual(service['spec']['selector'], deployment['spec']['selector']['matchLabels']);
-  t.assert.equal(service['spec']['ports'][0]['targetPort'], 'http');
+test('the manifest has a Deployment and a Service that selects its pods', () => {
+  assert.ok(deployment && service);
+  assert.deepEqual(service['spec']['selector'], deployment['spec']['selector']['matchLabels']);
+  assert.equal(service['spec']['ports'][0]['targetPort'], 'http');
 });
 
-test('ports and probes match the config', (t) => {
-  t.assert.equal(portNamed('http'), config.port);
-  t.assert.equal(portNamed('metrics'), config.metrics.port);
+test('ports and probes match the config', () => {
+  assert.equal(portNamed('http'), config.port);
+  assert.equal(portNamed('metrics'), config.metrics.port);
   for (const probe of ['readinessProbe', 'startupProbe']) {
-    t.assert.equal(container[probe]['httpGet']['path'], '/health', probe);
-    t.assert.equal(container[probe]['httpGet']['port'], 'http', probe);
+    assert.equal(container[probe]['httpGet']['path'], '/health', probe);
+    assert.equal(container[probe]['httpGet']['port'], 'http', probe);
   }
-  t.assert.equal(container['livenessProbe']['tcpSocket']['port'], 'http', 'liveness does not depend on health checkers');
+  assert.equal(container['livenessProbe']['tcpSocket']['port'], 'http', 'liveness does not depend on health checkers');
 });
 
-test('the grace period covers the preStop delay plus the shutdown budget', (t) => {
+test('the grace period covers the preStop delay plus the shutdown budget', () => {
   const [cmd, seconds] = container['lifecycle']['preStop']['exec']['command'] as string[];
-  t.assert.equal(cmd, 'sleep');
+  assert.equal(cmd, 'sleep');
   const grace = pod['spec']['terminationGracePeriodSeconds'] as number;
-  t.assert.ok(grace > Number(seconds) + config.shutdown.timeoutMs / 1000, `${grace}s > ${seconds}s + ${config.shutdown.timeoutMs / 1000}s`);
+  assert.ok(grace > Number(seconds) + config.shutdown.timeoutMs / 1000, `${grace}s > ${seconds}s + ${config.shutdown.timeoutMs / 1000}s`);
 });
 
-test('the CPU limit is a whole number of CPUs, consistent with workers: auto', (t) => {
-  t.assert.equal(config.workers, 'auto');
+test('the CPU limit is a whole number of CPUs, consistent with workers: auto', () => {
+  assert.equal(config.workers, 'auto');
   const cpu = String(container['resources']['limits']['cpu']);
-  t.assert.match(cpu, /^\d+$/, 'a whole CPU count: auto rounds a fractional quota down');
-  t.assert.equal(container['resources']['requests']['cpu'], cpu);
+  assert.match(cpu, /^\d+$/, 'a whole CPU count: auto rounds a fractional quota down');
+  assert.equal(container['resources']['requests']['cpu'], cpu);
 });
 
-test('Prometheus scrape annotations point at the metrics port and path', (t) => {
+test('Prometheus scrape annotations point at the metrics port and path', () => {
   const a = pod['metadata']['annotations'];
-  t.assert.equal(a['prometheus.io/scrape'], 'true');
-  t.assert.equal(Number(a['prometheus.io/port']), config.metrics.port);
-  t.assert.equal(a['prometheus.io/path'], config.metrics.path);
+  assert.equal(a['prometheus.io/scrape'], 'true');
+  assert.equal(Number(a['prometheus.io/port']), config.metrics.port);
+  assert.equal(a['prometheus.io/path'], config.metrics.path);
 });

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
@@ -5,13 +6,13 @@ import { ERROR_CODES } from '../../src/errors/codes.ts';
 
 const readme = readFileSync(join(resolve(import.meta.dirname, '../..'), 'README.md'), 'utf8');
 
-test('every error code is in the README table with its status', (t) => {
+test('every error code is in the README table with its status', () => {
   for (const [code, { status }] of Object.entries(ERROR_CODES)) {
-    t.assert.match(readme, new RegExp(`^\\| \`${code}\` \\| ${status} \\|`, 'm'), `${code} (${status}) is documented`);
+    assert.match(readme, new RegExp(`^\\| \`${code}\` \\| ${status} \\|`, 'm'), `${code} (${status}) is documented`);
   }
 });
 
-test('the README documents no code that does not exist', (t) => {
+test('the README documents no code that does not exist', () => {
   const documented = [...readme.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => m[1]);
-  t.assert.deepEqual(documented.sort(), Object.keys(ERROR_CODES).sort());
+  assert.deepEqual(documented.sort(), Object.keys(ERROR_CODES).sort());
 });

@@ -1,0 +1,54 @@
+import type { Launch } from './server-process.ts';
+
+export interface Contender extends Omit<Launch, 'core'> {
+  name: string;
+  title: string;
+  /** Pinned to the server core (standalone servers, and the cluster as a whole), or left to the scheduler. */
+  pinned: boolean;
+  /** Left out of quick runs. */
+  fullOnly?: boolean;
+}
+
+/** In this order, round after round (A B C … A B C …). */
+export const CONTENDERS: readonly Contender[] = [
+  { name: 'floor', title: 'floor: node:http + find-my-way', entry: 'servers/floor.ts', readyLines: 1, pinned: true },
+  { name: 'fastify', title: 'Fastify 5, full', entry: 'servers/fastify.ts', readyLines: 1, pinned: true },
+  { name: 'express', title: 'Express 5, full', entry: 'servers/express.ts', readyLines: 1, pinned: true, fullOnly: true },
+  { name: 'flotilla-full', title: 'flotilla standalone, full', entry: 'servers/flotilla-full.ts', readyLines: 1, pinned: true },
+  { name: 'flotilla-lean', title: 'flotilla standalone, lean', entry: 'servers/flotilla-lean.ts', readyLines: 1, pinned: true },
+  {
+    name: 'flotilla-no-tracing',
+    title: 'flotilla full, no-op tracer',
+    entry: 'servers/flotilla-no-tracing.ts',
+    readyLines: 1,
+    pinned: true,
+    fullOnly: true,
+  },
+  {
+    name: 'flotilla-cluster',
+    title: 'flotilla cluster, 2 workers (CLI)',
+    entry: 'servers/flotilla-cluster.yaml',
+    readyLines: 2,
+    pinned: true,
+  },
+  {
+    name: 'flotilla-cluster-unpinned',
+    title: 'flotilla cluster, 2 workers, unpinned',
+    entry: 'servers/flotilla-cluster.yaml',
+    readyLines: 2,
+    pinned: false,
+    fullOnly: true,
+  },
+];
+
+export interface Scenario {
+  name: string;
+  title: string;
+  path: string;
+  idCount?: number;
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  { name: 'list', title: 'GET /items?page=3&limit=20', path: '/items?page=3&limit=20' },
+  { name: 'get', title: 'GET /items/:id (ids 1…10 000 in turn)', path: '/items/1', idCount: 10_000 },
+];

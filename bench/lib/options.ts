@@ -1,0 +1,78 @@
+import { parseArgs } from 'node:util';
+
+export interface Options {
+  mode: 'quick' | 'full';
+  rounds: number;
+  durationS: number;
+  warmupS: number;
+  connections: number;
+  coldStarts: number;
+  scrapes: number;
+  /** Contender names to run (floor and fastify are always added: the ratios need them). */
+  only: string[] | undefined;
+  scenarios: string[] | undefined;
+  extras: boolean;
+  /** Report name under bench/results/ (`latest` for full runs, `quick` for quick ones). */
+  out: string;
+  /** `--profile <contender>`: CPU-profile that contender under load instead of benchmarking. */
+  profile: string | undefined;
+  /** Run the servers from the TypeScript sources (type stripping) instead of a compiled copy. */
+  source: boolean;
+}
+
+export const USAGE = `npm run bench [-- options]
+  --quick               everyday mode, under a minute: list route only, 2 s runs, no Express / no-op tracer /
+                        unpinned cluster rows, one cold start, 100 scrapes of the cluster only
+  --rounds N            measured rounds (default 3, at least 3)
+  --duration S          seconds per run (full 5, quick 2)
+  --warmup S            seconds of the warm-up run of each contender and scenario (full 5, quick 2)
+  --connections N       keep-alive connections (default 50)
+  --only a,b            only these contenders (floor and fastify are always included)
+  --scenario list|get   only this scenario
+  --no-extras           skip cold start, RSS, scrape and exit measurements
+  --out NAME            write bench/results/NAME.md/.json (default: latest, or quick with --quick)
+  --profile NAME        CPU-profile one contender under load (node --cpu-prof) and print its hottest functions
+  --source              run the servers from the .ts sources (as npm start) instead of compiled JavaScript
+`;
+
+export function parseOptions(argv: string[]): Options {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      rounds: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      only: { type: 'string' },
+      scenario: { type: 'string' },
+      'no-extras': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      profile: { type: 'string' },
+      source: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const quick = values.quick;
+  const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
+  const only = values.only?.split(',').filter((s) => s !== '');
+  return {
+    mode: quick ? 'quick' : 'full',
+    rounds: Math.max(3, num(values.rounds, 3)),
+    durationS: num(values.duration, quick ? 2 : 5),
+    warmupS: num(values.warmup, quick ? 2 : 5),
+    connections: num(values.connections, 50),
+    coldStarts: quick ? 1 : 5,
+    scrapes: quick ? 100 : 200,
+    only: only === undefined ? undefined : [...new Set(['floor', 'fastify', ...only])],
+    scenarios: values.scenario === undefined ? (quick ? ['list'] : undefined) : [values.scenario],
+    extras: !values['no-extras'],
+    out: values.out ?? (quick ? 'quick' : 'latest'),
+    profile: values.profile,
+    source: values.source,
+  };
+}

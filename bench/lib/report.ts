@@ -1,0 +1,123 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Scenario } from './contenders.ts';
+import type { Run } from './load.ts';
+import type { ProcessRss } from './startup.ts';
+import { sig } from './stats.ts';
+import type { Extras, Row, Target } from './summary.ts';
+
+export interface Results {
+  meta: Record<string, unknown> & { mode: string; date: string };
+  parity: Record<string, string[]>;
+  scenarios: Scenario[];
+  rows: Record<string, Row[]>;
+  runs: Run[];
+  extras: Extras;
+  tracing: Record<string, { rpsRatio: number; cpuRatio: number }>;
+  targets: Target[];
+}
+
+const n = (v: number | undefined, digits = 3) => (v === undefined || Number.isNaN(v) ? '–' : String(sig(v, digits)));
+const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const x = (v: number) => (Number.isNaN(v) ? '–' : v.toFixed(2));
+
+function throughputTable(rows: Row[]): string {
+  const head =
+    '| contender | req/s | p50 ms | p99 ms | CPU s / 1k req | req/s vs Fastify | CPU vs Fastify | req/s vs floor | CPU vs floor | errors | noise % |\n' +
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n';
+  return (
+    head +
+    rows
+      .map(
+        (r) =>
+          `| ${r.title} | ${int(r.rps)} | ${n(r.p50Ms)} | ${n(r.p99Ms)} | ${n(r.cpuPer1k)} | ${x(r.rpsVsFastify)} | ${x(r.cpuVsFastify)} | ` +
+          `${x(r.rpsVsFloor)} | ${x(r.cpuVsFloor)} | ${r.errors} | ${r.maxForeignPct === undefined ? 'n/a' : Math.round(r.maxForeignPct)} |`,
+      )
+      .join('\n')
+  );
+}
+
+function rssLine(list: ProcessRss[]): string {
+  return list.map((p) => `${p.role} ${p.mb.toFixed(1)} (${p.anonMb.toFixed(1)})`).join(', ');
+}
+
+/** The report as Markdown (also printed at the end of a run). */
+export function markdown(r: Results): string {
+  const m = r.meta;
+  const out: string[] = [
+    `# flotilla benchmark — ${m.mode} run`,
+    '',
+    `${m.date} · ${m['cpu']} × ${m['cores']} cores · Linux ${m['kernel']} · Node ${m['node']} · ${m['wrk']} · commit ${m['commit']}`,
+    '',
+    `Load: wrk, 1 thread, ${m['connections']} keep-alive connections, ${m['durationS']} s per run, warm-up ${m['warmupS']} s, ` +
+      `${m['rounds']} alternating rounds, medians. Pinning: ${m['pinning']}. Logs: stdout → /dev/null for every contender.`,
+    '',
+  ];
+  for (const s of r.scenarios) out.push(`## ${s.title}`, '', throughputTable(r.rows[s.name] ?? []), '');
+  out.push('## Targets', '', '| target | goal | this run | met |', '|---|---|--:|---|');
+  for (const t of r.targets) out.push(`| ${t.name} | ${t.goal} | ${n(t.value)} ${t.unit} | ${t.met ? 'yes' : '**no**'} |`);
+  out.push('');
+  const e = r.extras;
+  out.push('## Start, memory, metrics, shutdown', '');
+  if (e.coldStart) {
+    const c = e.coldStart;
+    out.push(
+      `- Cold start, spawn → every process listening (unpinned): cluster (primary + 2 workers, CLI) median ${n(c.cluster.medianMs)} ms, ` +
+        `max ${n(c.cluster.maxMs)} ms over ${c.cluster.runsMs.length} runs; standalone median ${n(c.standalone.medianMs)} ms.`,
+    );
+    if (c.clusterFromSource) {
+      out.push(
+        `- Cold start of the cluster from the .ts sources (type stripping, as \`npm start\`): median ${n(c.clusterFromSource.medianMs)} ms.`,
+      );
+    }
+    out.push(
+      `- Exit after SIGTERM with no connection: cluster ${c.cluster.exitMs.map((v) => n(v)).join(' / ')} ms; standalone ${c.standalone.exitMs.map((v) => n(v)).join(' / ')} ms.`,
+    );
+  }
+  if (e.exit) {
+    out.push(
+      `- Exit after SIGTERM with ${e.exit.standalone.connections} idle keep-alive connections: standalone ${n(e.exit.standalone.exitMs)} ms ` +
+        `(exit code ${e.exit.standalone.code}); cluster (${e.exit.cluster.connections} connections) ${n(e.exit.cluster.exitMs)} ms (exit code ${e.exit.cluster.code}).`,
+    );
+  }
+  if (e.scrape) {
+    for (const [name, s] of Object.entries(e.scrape).filter(
+      (entry): entry is [string, NonNullable<(typeof entry)[1]>] => entry[1] !== undefined,
+    )) {
+      out.push(
+        `- /metrics scrape, ${name}: p50 ${n(s.p50Ms)} ms, p99 ${n(s.p99Ms)} ms, max ${n(s.maxMs)} ms over ${s.scrapes} scrapes ` +
+          `(${s.routes} route label values, ${s.samples} samples, ${Math.round(s.bytes / 1024)} KiB).`,
+      );
+    }
+  }
+  if (e.rss) {
+    out.push('', '| VmRSS (RssAnon), MB | idle, after start | idle, after the load |', '|---|---|---|');
+    for (const [name, list] of Object.entries(e.rss.idle))
+      out.push(`| ${name} | ${rssLine(list)} | ${rssLine(e.rss.afterLoad[name] ?? [])} |`);
+  }
+  out.push('');
+  if (Object.keys(r.tracing).length > 0) {
+    out.push('## Tracing overhead', '', 'flotilla full (default tracer) ÷ flotilla full with `app.setTracer(noopTracer)`:', '');
+    for (const [s, t] of Object.entries(r.tracing)) out.push(`- ${s}: req/s ${x(t.rpsRatio)}, CPU per request ${x(t.cpuRatio)}`);
+    out.push('');
+  }
+  const issues = Object.entries(r.parity).filter(([, list]) => list.length > 0);
+  out.push(
+    '## Parity check',
+    '',
+    issues.length === 0
+      ? 'Every contender returned the same bodies, problem responses for errors and (except the floor) CORS, Vary and X-Request-Id headers.'
+      : issues.map(([c, list]) => `- ${c}: ${list.join('; ')}`).join('\n'),
+    '',
+  );
+  if (Array.isArray(m['notes'])) out.push('## Notes', '', ...(m['notes'] as string[]).map((note) => `- ${note}`), '');
+  return out.join('\n');
+}
+
+/** Writes `<dir>/<name>.md` and `<dir>/<name>.json`. */
+export function writeReport(dir: string, name: string, results: Results): string {
+  mkdirSync(dir, { recursive: true });
+  const md = markdown(results);
+  writeFileSync(`${dir}/${name}.md`, md);
+  writeFileSync(`${dir}/${name}.json`, `${JSON.stringify(results, null, 2)}\n`);
+  return md;
+}

@@ -1,0 +1,139 @@
+/**
+ * `npm run bench [-- --quick]`: the benchmark suite. Starts every contender
+ * (each its own process, pinned to core 0 when there are 2+ cores), checks
+ * they answer alike, runs a warm-up round then alternating rounds of wrk
+ * (pinned to core 1), measures start, memory, scrape and shutdown, and writes
+ * bench/results/<name>.md + .json. See bench/README.md.
+ */
+import { availableParallelism } from 'node:os';
+import { buildCompiled } from './lib/build.ts';
+import { CONTENDERS, SCENARIOS } from './lib/contenders.ts';
+import { loadRun, type Run } from './lib/load.ts';
+import { machineMeta } from './lib/meta.ts';
+import { parseOptions } from './lib/options.ts';
+import { checkParity } from './lib/parity.ts';
+import { waitQuiet } from './lib/proc.ts';
+import { profileContender } from './lib/profile.ts';
+import { type Results, writeReport } from './lib/report.ts';
+import { SCRAPE_CLUSTER, SCRAPE_STANDALONE, scrapeLatency } from './lib/scrape.ts';
+import { freePort, ROOT, runtime, ServerProcess } from './lib/server-process.ts';
+import { CLUSTER, coldStarts, exitWithIdleConnections, rssOf, STANDALONE } from './lib/startup.ts';
+import { ratio } from './lib/stats.ts';
+import { type Extras, type Row, summarize, targets } from './lib/summary.ts';
+import { ensureWrk } from './lib/wrk.ts';
+
+const opts = parseOptions(process.argv.slice(2));
+const wrk = ensureWrk();
+const pin = availableParallelism() >= 2;
+const [serverCore, wrkCore] = pin ? [0, 1] : [undefined, undefined];
+const t0 = performance.now();
+const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const scenarios = SCENARIOS.filter((s) => opts.scenarios === undefined || opts.scenarios.includes(s.name));
+const fromSource = { root: ROOT, source: true };
+if (!opts.source) Object.assign(runtime, { root: buildCompiled(), source: false });
+
+if (opts.profile !== undefined) {
+  const contender = CONTENDERS.find((c) => c.name === opts.profile);
+  if (contender === undefined) throw new Error(`no contender '${opts.profile}': ${CONTENDERS.map((c) => c.name).join(', ')}`);
+  for (const s of scenarios) log(`\n${await profileContender(contender, s, Math.max(opts.durationS, 10), opts.connections, pin)}\n`);
+  process.exit(0);
+}
+
+const contenders = CONTENDERS.filter(
+  (c) => (opts.mode === 'full' || !c.fullOnly) && (opts.only === undefined || opts.only.includes(c.name)),
+);
+const busy = await waitQuiet(opts.mode === 'full' ? 120 : 10, 0.1, (b) =>
+  log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`),
+);
+if (busy >= 0.1) log(`the machine is still ${Math.round(busy * 100)} % busy: expect noisy numbers`);
+log(
+  `flotilla bench, ${opts.mode}: ${contenders.length} contenders × ${scenarios.length} scenarios, ${opts.rounds} rounds of ${opts.durationS} s`,
+);
+
+// Every contender runs from the start, idle while another one is measured.
+const servers = new Map<string, ServerProcess>();
+for (const c of contenders) {
+  const env = { METRICS_PORT: String(await freePort()), WORKERS: '2' };
+  servers.set(
+    c.name,
+    await ServerProcess.start({ ...c, ...(c.pinned && serverCore !== undefined ? { core: serverCore } : {}) }, await freePort(), env),
+  );
+}
+await sleep(500);
+const extras: Extras = { rss: { idle: {}, afterLoad: {} } };
+const parity: Record<string, string[]> = {};
+for (const [name, server] of servers) {
+  extras.rss!.idle[name] = rssOf(server);
+  parity[name] = await checkParity(server.port, name === 'floor');
+  if (parity[name].length > 0) log(`parity: ${name} differs: ${parity[name].join('; ')}`);
+}
+
+const runs: Run[] = [];
+for (let round = 0; round <= opts.rounds; round++) {
+  for (const s of scenarios) {
+    for (const c of contenders) {
+      const settings = {
+        connections: opts.connections,
+        durationS: round === 0 ? opts.warmupS : opts.durationS,
+        wrkCore,
+        serverCore: c.pinned ? serverCore : undefined,
+      };
+      const run: Run = { contender: c.name, round, ...(await loadRun(servers.get(c.name)!, s, settings)) };
+      runs.push(run);
+      const noise = run.foreignPct === undefined ? '' : `, noise ${Math.round(run.foreignPct)} %`;
+      log(
+        `${round === 0 ? 'warm-up' : `round ${round}/${opts.rounds}`} ${s.name} ${c.name}: ${Math.round(run.rps)} req/s, ` +
+          `p99 ${run.p99Ms.toFixed(1)} ms, ${run.cpuPer1k.toFixed(4)} CPU s/1k${run.errors ? `, ${run.errors} ERRORS` : ''}${noise}`,
+      );
+      await sleep(100);
+    }
+  }
+}
+await sleep(500);
+for (const [name, server] of servers) extras.rss!.afterLoad[name] = rssOf(server);
+for (const server of servers.values()) await server.stop();
+
+if (opts.extras) {
+  log('cold start, scrape and exit measurements');
+  extras.coldStart = { cluster: await coldStarts(CLUSTER, opts.coldStarts), standalone: await coldStarts(STANDALONE, opts.coldStarts) };
+  if (opts.mode === 'full' && !opts.source) extras.coldStart.clusterFromSource = await coldStarts({ ...CLUSTER, runtime: fromSource }, 3);
+  extras.scrape = { cluster: await scrapeLatency(SCRAPE_CLUSTER, opts.scrapes) };
+  if (opts.mode === 'full') extras.scrape.standalone = await scrapeLatency(SCRAPE_STANDALONE, opts.scrapes);
+  extras.exit = { standalone: await exitWithIdleConnections(STANDALONE), cluster: await exitWithIdleConnections(CLUSTER) };
+}
+
+log('done');
+const rows: Record<string, Row[]> = Object.fromEntries(scenarios.map((s) => [s.name, summarize(runs, contenders, s)]));
+const tracing: Results['tracing'] = {};
+for (const s of scenarios) {
+  const full = rows[s.name]?.find((r) => r.contender === 'flotilla-full');
+  const noop = rows[s.name]?.find((r) => r.contender === 'flotilla-no-tracing');
+  if (full && noop) tracing[s.name] = { rpsRatio: ratio(full.rps, noop.rps), cpuRatio: ratio(full.cpuPer1k, noop.cpuPer1k) };
+}
+const results: Results = {
+  meta: {
+    mode: opts.mode,
+    ...machineMeta(wrk),
+    connections: opts.connections,
+    durationS: opts.durationS,
+    warmupS: opts.warmupS,
+    rounds: opts.rounds,
+    pinning: pin
+      ? 'standalone servers on core 0, wrk on core 1; cluster (primary + workers) on core 0; unpinned cluster on any core'
+      : 'none (fewer than 2 cores)',
+    notes: [
+      'CPU s / 1k req: utime + stime from /proc/<pid>/stat of every server process (cluster: primary + workers), per 1 000 completed requests.',
+      'noise %: CPU time of other processes and steal on the server core during a run, in % of the run (highest over the rounds).',
+      'The no-op tracer row replaces the App tracer with app.setTracer(noopTracer): the App has no switch to turn tracing off.',
+    ],
+  },
+  parity,
+  scenarios,
+  rows,
+  runs,
+  extras,
+  tracing,
+  targets: targets(rows, extras),
+};
+process.stdout.write(`\n${writeReport(`${ROOT}bench/results`, opts.out, results)}\n`);

@@ -1,0 +1,24 @@
+import type { KConfig } from '../../src/config/types.ts';
+import { App, type AppOptions } from '../../src/worker/app.ts';
+import type { Controller, Route } from '../../src/worker/route.ts';
+import { type LogSink, sink } from './sink.ts';
+
+/**
+ * An App bound to 127.0.0.1 on a free port, logging into a sink, with no
+ * signal handlers installed in the test process.
+ */
+export function testApp(config: KConfig = {}, options: AppOptions = {}): { app: App; logs: LogSink } {
+  const logs = sink();
+  const app = new App({ port: 0, host: '127.0.0.1', ...config }, { logStream: logs, handleSignals: false, ...options });
+  return { app, logs };
+}
+
+/** A controller serving the given routes. */
+export function controller(...routes: Route[]): Controller {
+  return { routes: () => routes };
+}
+
+/** A promise with its resolvers, for handlers and hooks the test releases itself. */
+export function gate<T = void>(): PromiseWithResolvers<T> {
+  return Promise.withResolvers<T>();
+}
