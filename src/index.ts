@@ -28,6 +28,7 @@ export { resolveConfig } from './config/validate.ts';
 export { ERROR_CODES, type ErrorCode } from './errors/codes.ts';
 export { KError, type KErrorOptions } from './errors/k-error.ts';
 export type { Problem } from './errors/problem.ts';
+export type { Translator } from './i18n/translator.ts';
 export type { MetricsCollector, RequestMetric } from './metrics/metrics-collector.ts';
 export { PromMetricsCollector } from './metrics/prom-collector.ts';
 export { type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
@@ -52,4 +53,3 @@ export {
 export type { RequestContext } from './worker/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './worker/route.ts';
 export type { ShutdownHook } from './worker/shutdown.ts';
-export type { Translator } from './worker/translator.ts';

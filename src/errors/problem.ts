@@ -10,7 +10,19 @@ export interface Problem {
   instance: string;
   code: string;
   requestId: string;
+  /** The request's trace id, when its span is recorded. */
+  traceId?: string;
   details?: unknown;
+}
+
+/** The request a problem answers. */
+export interface ProblemSubject {
+  /** The request path. */
+  instance: string;
+  requestId: string;
+  traceId: string | undefined;
+  /** Hide the messages of errors that are not KErrors. */
+  production: boolean;
 }
 
 export interface ProblemResponse {
@@ -28,25 +40,26 @@ const HIDDEN_DETAIL = 'An internal error occurred.';
  * status, code and message; anything else is a 500 whose message is shown only
  * outside production.
  */
-export function toProblem(error: unknown, instance: string, requestId: string, production: boolean): ProblemResponse {
+export function toProblem(error: unknown, subject: ProblemSubject): ProblemResponse {
   if (error instanceof KError) {
-    const body: Problem = {
-      type: problemType(error.code),
-      title: titleOf(error.status, error.code),
-      status: error.status,
-      detail: error.message,
-      instance,
-      code: error.code,
-      requestId,
-    };
+    const body = problemBody(error.status, error.code, error.message, subject);
     if (error.details !== undefined) body.details = error.details;
     return { status: error.status, body, headers: error.headers, internal: error.status >= 500 };
   }
-  const detail = production ? HIDDEN_DETAIL : error instanceof Error ? error.message : String(error);
-  return {
-    status: 500,
-    body: { type: problemType('INTERNAL'), title: titleOf(500, 'INTERNAL'), status: 500, detail, instance, code: 'INTERNAL', requestId },
-    headers: undefined,
-    internal: true,
+  const detail = subject.production ? HIDDEN_DETAIL : error instanceof Error ? error.message : String(error);
+  return { status: 500, body: problemBody(500, 'INTERNAL', detail, subject), headers: undefined, internal: true };
+}
+
+function problemBody(status: number, code: string, detail: string, subject: ProblemSubject): Problem {
+  const body: Problem = {
+    type: problemType(code),
+    title: titleOf(status, code),
+    status,
+    detail,
+    instance: subject.instance,
+    code,
+    requestId: subject.requestId,
   };
+  if (subject.traceId !== undefined) body.traceId = subject.traceId;
+  return body;
 }

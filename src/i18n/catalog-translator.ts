@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import type { Translator } from '../worker/translator.ts';
+import type { Translator } from './translator.ts';
 
 /** Messages of one locale: nested objects flatten to dotted keys (`errors.NOT_FOUND`). */
 export type Catalog = Record<string, string>;

@@ -7,6 +7,8 @@ import type { DestinationStream, Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
+import { CatalogTranslator } from '../i18n/catalog-translator.ts';
+import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -23,7 +25,6 @@ import { createRequestHandler, type PipelineHost } from './pipeline.ts';
 import type { Controller, Middleware, Module, Route } from './route.ts';
 import { Router } from './router.ts';
 import type { ShutdownHook } from './shutdown.ts';
-import type { Translator } from './translator.ts';
 
 /** Where an App runs: alone, as the cluster's primary (schedulers and hooks only), or as a cluster worker. */
 export type AppRole = 'standalone' | 'primary' | 'worker';
@@ -79,6 +80,8 @@ export class App {
     if (servesMetrics) collectDefaultMetrics({ register: this.#registry });
     if (this.config.metrics.enabled && this.role !== 'primary') this.#metrics = new PromMetricsCollector(this.#registry);
     this.#tracer = trace.getTracer(this.config.serviceName);
+    const { i18n } = this.config;
+    if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
     this.#lifecycle = new Lifecycle(this, {
       handler: this.#handler,
@@ -186,7 +189,6 @@ export class App {
    */
   registerScheduler(scheduler: Scheduler): void {
     if (this.role === 'worker') return;
-    scheduler.bind?.({ logger: this.logger, registry: this.#registry, tracer: this.#tracer });
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => scheduler.stop(signal));
   }

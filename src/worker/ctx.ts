@@ -1,9 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { type Context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { negotiateLocale, type Translator } from '../i18n/translator.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
-import { negotiateLocale, type Translator } from './translator.ts';
 
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {
@@ -43,6 +43,8 @@ export class Ctx {
   readonly state: Record<string, unknown> = {};
   /** The OpenTelemetry context of the request, its server span active in it (set by the pipeline). */
   otel: Context = ROOT_CONTEXT;
+  /** The trace id of the request's span, when it is recorded (an OpenTelemetry SDK is registered). */
+  traceId: string | undefined;
 
   statusCode = 200;
   reply: Reply = { kind: 'none' };
@@ -67,7 +69,9 @@ export class Ctx {
 
   /** A logger whose every line carries this request's id. */
   get logger(): Logger {
-    this.#logger ??= this.#scope.logger.child({ requestId: this.requestId });
+    this.#logger ??= this.#scope.logger.child(
+      this.traceId === undefined ? { requestId: this.requestId } : { requestId: this.requestId, traceId: this.traceId },
+    );
     return this.#logger;
   }
 

@@ -76,7 +76,11 @@ export class Lifecycle {
         this.#metricsServer = endpoint.server;
         this.metricsPort = endpoint.port;
       }
-      for (const scheduler of this.#parts.schedulers) await scheduler.start();
+      const env = { logger, registry: this.#parts.registry, tracer: this.#app.tracer };
+      for (const scheduler of this.#parts.schedulers) {
+        scheduler.bind?.(env);
+        await scheduler.start();
+      }
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
       if (this.#app.role === 'primary')

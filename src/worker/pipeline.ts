@@ -1,13 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context as otelContext, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import { context as otelContext, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { type ProblemResponse, toProblem } from '../errors/problem.ts';
+import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
 import type { InFlight } from './in-flight.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { Router } from './router.ts';
+import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
 /** What the pipeline reads from its App on every request. */
 export interface PipelineHost {
@@ -39,7 +41,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     res.setHeader('X-Request-Id', requestId);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
-    const span = startSpan(host.tracer, ctx);
+    const span = startServerSpan(host.tracer, ctx);
     let ended = false;
     const end = (completed: boolean) => {
       if (ended) return;
@@ -98,19 +100,23 @@ function respond(host: PipelineHost, ctx: Ctx): void {
 
 /** The one place where errors become responses. */
 function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
-  const problem = toProblem(error, ctx.path, ctx.requestId, host.production);
+  const problem = toProblem(error, { instance: ctx.path, requestId: ctx.requestId, traceId: ctx.traceId, production: host.production });
   if (problem.internal) {
     ctx.logger.error({ err: error, route: ctx.route || UNMATCHED }, 'request failed');
-    trace.getSpan(ctx.otel)?.recordException(error instanceof Error ? error : String(error));
+    recordException(ctx, error);
   }
   const res = ctx.res;
+  const translator = host.scope.translator;
+  const locale = ctx.locale;
+  const language =
+    translator !== undefined && locale !== undefined && localizeProblem(problem.body, translator, locale) ? locale : undefined;
   ctx.statusCode = problem.status;
   if (res.headersSent) {
     res.destroy();
     return;
   }
   try {
-    sendProblem(host, res, problem);
+    sendProblem(host, res, problem, language);
   } catch (unsendable) {
     // details JSON cannot hold (BigInt, cycles) or header values node:http refuses: answer a plain 500 instead
     if (fallback) res.destroy();
@@ -118,11 +124,12 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): v
   }
 }
 
-function sendProblem(host: PipelineHost, res: ServerResponse, problem: ProblemResponse): void {
+function sendProblem(host: PipelineHost, res: ServerResponse, problem: ProblemResponse, language: string | undefined): void {
   const body = JSON.stringify(problem.body);
   for (const name of res.getHeaderNames()) {
     if (name.startsWith('content-')) res.removeHeader(name);
   }
+  if (language !== undefined) res.setHeader('Content-Language', language);
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   if (host.draining) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', 'application/problem+json');
@@ -131,27 +138,21 @@ function sendProblem(host: PipelineHost, res: ServerResponse, problem: ProblemRe
   res.end(body);
 }
 
-/** The request's server span, a child of the caller's trace when a registered propagator finds one in the headers. */
-function startSpan(tracer: Tracer, ctx: Ctx): Span {
-  const parent = propagation.extract(otelContext.active(), ctx.headers);
-  const attributes = { 'http.request.method': ctx.method, 'url.path': ctx.path };
-  const span = tracer.startSpan(ctx.method, { kind: SpanKind.SERVER, attributes }, parent);
-  ctx.otel = trace.setSpan(parent, span);
-  return span;
-}
-
 function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolean, span: Span): void {
   const durationMs = performance.now() - started;
-  const status = ctx.res.headersSent ? ctx.res.statusCode : ctx.statusCode;
+  // 499: the client closed the connection before a response was sent (nginx's convention)
+  const status = ctx.res.headersSent ? ctx.res.statusCode : completed ? ctx.statusCode : 499;
   const route = ctx.route || UNMATCHED;
-  if (ctx.route !== '') span.updateName(`${ctx.method} ${ctx.route}`).setAttribute('http.route', ctx.route);
-  span.setAttribute('http.response.status_code', status);
-  if (status >= 500 || !completed) span.setStatus({ code: SpanStatusCode.ERROR });
-  span.end();
-  host.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });
+  endServerSpan(span, ctx, status, completed);
+  try {
+    host.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });
+  } catch (error) {
+    host.logger.error({ err: error }, 'the metrics collector failed');
+  }
   if (!host.logRequests) return;
   const line = {
     requestId: ctx.requestId,
+    ...(ctx.traceId === undefined ? {} : { traceId: ctx.traceId }),
     method: ctx.method,
     route,
     path: ctx.path,

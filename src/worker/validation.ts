@@ -20,6 +20,10 @@ export interface ValidationIssue {
   in: 'params' | 'querystring' | 'headers' | 'body';
   path: string;
   message: string;
+  /** The JSON Schema keyword that failed (`required`, `minLength`…): the key of its translation. */
+  keyword: string;
+  /** The keyword's parameters (`limit`, `missingProperty`…). */
+  params: Record<string, unknown>;
 }
 
 /** Validates the parts of a request a route declares schemas for. */
@@ -65,7 +69,9 @@ function compile(ajv: Ajv, schema: JsonSchema | undefined): ValidateFunction | u
 
 function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {
   if (validate(value)) return;
-  for (const e of validate.errors ?? []) issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid' });
+  for (const e of validate.errors ?? []) {
+    issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid', keyword: e.keyword, params: { ...e.params } });
+  }
 }
 
 function pathOf(e: ErrorObject): string {

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { RequestContext } from '../../src/worker/request-context.ts';
 import { controller, gate, testApp } from '../helpers/app.ts';
 import { openSocket } from '../helpers/http.ts';
-import { recordingTracer } from '../helpers/tracer.ts';
 
 describe('ctx.context()', () => {
   test('its signal aborts when the client goes away', async (t) => {
@@ -103,58 +101,5 @@ describe('ctx.context()', () => {
     const line = await logs.waitFor((l) => l['msg'] === 'querying');
     assert.equal(line['requestId'], 'req-ctx-1');
     assert.equal(line['step'], 'repository');
-  });
-
-  test("carries the OpenTelemetry context with the request's server span active in it", async () => {
-    const { app } = testApp();
-    const tracer = recordingTracer();
-    app.setTracer(tracer);
-    let active: ReturnType<typeof trace.getSpan>;
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/books/:id',
-        handler: (ctx) => {
-          active = trace.getSpan(ctx.context().otel);
-          return { id: ctx.params['id'] };
-        },
-      }),
-    );
-    await app.inject('/books/42');
-    assert.equal(tracer.spans.length, 1);
-    const span = tracer.spans[0]!;
-    assert.equal(active, span);
-    assert.equal(span.name, 'GET /books/:id');
-    assert.equal(span.kind, SpanKind.SERVER);
-    assert.equal(span.attributes['http.route'], '/books/:id');
-    assert.equal(span.attributes['http.request.method'], 'GET');
-    assert.equal(span.attributes['http.response.status_code'], 200);
-    assert.equal(span.status, undefined);
-    assert.equal(span.ended, true);
-  });
-
-  test('a failing request marks its span as an error and records the exception', async () => {
-    const { app } = testApp();
-    const tracer = recordingTracer();
-    app.setTracer(tracer);
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/boom',
-        handler: () => {
-          throw new Error('kaboom');
-        },
-      }),
-    );
-    await app.inject('/boom');
-    await app.inject('/unknown');
-    const [boom, unknown] = tracer.spans;
-    assert.ok(boom);
-    assert.equal(boom.status?.code, SpanStatusCode.ERROR);
-    assert.equal((boom.exceptions[0] as Error).message, 'kaboom');
-    assert.equal(unknown?.name, 'GET');
-    assert.equal(unknown?.attributes['http.response.status_code'], 404);
-    assert.equal(unknown?.attributes['http.route'], undefined);
-    assert.equal(unknown?.status, undefined);
   });
 });

@@ -61,8 +61,14 @@ describe('route schema validation', () => {
     assert.equal(body.title, 'Validation Failed');
     assert.match(body.detail, /^params \/id: must be integer \(and 1 more\)$/);
     assert.deepEqual(body.details.errors, [
-      { in: 'params', path: '/id', message: 'must be integer' },
-      { in: 'querystring', path: '/year', message: "must have required property 'year'" },
+      { in: 'params', path: '/id', message: 'must be integer', keyword: 'type', params: { type: 'integer' } },
+      {
+        in: 'querystring',
+        path: '/year',
+        message: "must have required property 'year'",
+        keyword: 'required',
+        params: { missingProperty: 'year' },
+      },
     ]);
     assert.equal(handled, false);
   });
@@ -77,7 +83,9 @@ describe('route schema validation', () => {
 
     const coerced = await post({ title: 'Dune', year: '1965' });
     assert.equal(coerced.statusCode, 400);
-    assert.deepEqual(coerced.json().details.errors, [{ in: 'body', path: '/year', message: 'must be integer' }]);
+    assert.deepEqual(coerced.json().details.errors, [
+      { in: 'body', path: '/year', message: 'must be integer', keyword: 'type', params: { type: 'integer' } },
+    ]);
 
     const many = await post({ title: '', extra: 1, tags: [1] });
     assert.equal(many.statusCode, 400);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { negotiateLocale, type Translator } from '../../src/worker/translator.ts';
+import { negotiateLocale, type Translator } from '../../src/i18n/translator.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 const catalogs: Record<string, Record<string, string>> = {
