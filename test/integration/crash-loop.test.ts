@@ -4,7 +4,7 @@ import { allGone, byMsg, startCluster } from '../helpers/cluster.ts';
 test('workers that crash at boot make the primary give up with exit code 1', async (t: TestContext) => {
   const startedAt = Date.now();
   const cluster = startCluster(t, { env: { FIXTURE_CRASH_AT_BOOT: '1' } });
-  const exit = await cluster.exit(8_000);
+  const exit = await cluster.exit(10_000); // four worker boots, two at a time, with backoff in between
 
   t.assert.deepStrictEqual({ code: exit.code, signal: exit.signal }, { code: 1, signal: null });
   t.diagnostic(`gave up after ${exit.at - startedAt} ms`);
