@@ -7,6 +7,7 @@ import { serveMetrics } from '../metrics/endpoint.ts';
 import { resolveWorkerCount } from './cpus.ts';
 import { MetricsAggregator } from './metrics-aggregator.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
+import { rollingRestart } from './rolling-restart.ts';
 import { type PrimaryHost, runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
 
@@ -42,11 +43,14 @@ export class Primary {
   readonly #done = Promise.withResolvers<number>();
   #metricsServer: Server | undefined;
   #shutdown: Promise<void> | undefined;
+  #rolling: Promise<boolean> | undefined;
+  readonly #workers: number;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
     const { config, logger } = options;
     const count = resolveWorkerCount(config.workers);
+    this.#workers = count;
     this.#supervisor = new Supervisor({
       count,
       exec: options.workerEntry,
@@ -59,6 +63,7 @@ export class Primary {
         crashLoopWindowMs: config.cluster.crashLoopWindowMs,
       },
       startupTimeoutMs: config.cluster.startupTimeoutMs,
+      shutdownBudgetMs: config.shutdown.timeoutMs,
       logger,
       metrics: this.#metrics,
       onCrashLoop: () => void this.shutdown('crash loop', 1),
@@ -131,8 +136,16 @@ export class Primary {
       process.on(signal, handler);
       return () => process.off(signal, handler);
     });
+    const onHangup = () => {
+      if (this.#shutdown !== undefined || this.#rolling !== undefined) return;
+      this.#rolling = rollingRestart(this.#supervisor, this.#workers, this.#o.logger).finally(() => {
+        this.#rolling = undefined;
+      });
+    };
+    process.on('SIGHUP', onHangup);
     return () => {
       for (const off of handlers) off();
+      process.off('SIGHUP', onHangup);
     };
   }
 }

@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
-import { describeInvalid, isFlotillaMessage, isWorkerMessage, type WorkerMessage } from '../ipc/protocol.ts';
+import { describeInvalid, isFlotillaMessage, isWorkerMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
 
@@ -12,6 +12,8 @@ export interface SupervisorOptions {
   envFor(slot: number): Record<string, string>;
   policy: BackoffPolicy;
   startupTimeoutMs: number;
+  /** A retiring worker gets this long to shut down (plus a margin) before SIGKILL. */
+  shutdownBudgetMs: number;
   logger: Logger;
   metrics: PrimaryMetrics;
   /** Too many failures in the window: the primary gives up. */
@@ -41,6 +43,11 @@ export class Supervisor {
   readonly #o: SupervisorOptions;
   readonly #backoff: Backoff;
   readonly #slots: Slot[];
+  /** Every live worker and its slot: the slot's current worker, a replacement starting, or one retiring. */
+  readonly #owners = new Map<Worker, Slot>();
+  /** Replacements started by `replace()`, until they listen or exit. */
+  readonly #starting = new Map<Worker, (listening: boolean) => void>();
+  readonly #retiring = new Set<Worker>();
   #restarting = true;
   #announced = false;
   #allExited = Promise.withResolvers<void>();
@@ -73,9 +80,49 @@ export class Supervisor {
     return this.#slots.flatMap((s) => (s.up && s.worker?.isConnected() ? [s.worker] : []));
   }
 
-  /** Workers alive (starting or up). */
+  /** Workers alive (starting, up, or retiring). */
   get liveWorkers(): Worker[] {
-    return this.#slots.flatMap((s) => (s.worker === undefined ? [] : [s.worker]));
+    return [...this.#owners.keys()];
+  }
+
+  /**
+   * Replaces the worker of one slot without a gap: starts a new one, and once
+   * it listens, retires the old one through its graceful shutdown. Resolves
+   * `false` (keeping the old worker) when the new one does not come up.
+   */
+  async replace(index: number): Promise<boolean> {
+    const slot = this.#slots[index];
+    if (slot === undefined || !this.#restarting) return false;
+    const old = slot.worker;
+    const fresh = this.#spawn(slot);
+    const listening = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), this.#o.startupTimeoutMs);
+      this.#starting.set(fresh, (ok) => {
+        clearTimeout(timer);
+        resolve(ok);
+      });
+    });
+    this.#starting.delete(fresh);
+    if (!listening || !this.#restarting) {
+      this.#o.logger.error({ slot: index, workerPid: fresh.process.pid }, 'replacement worker did not come up: keeping the old one');
+      fresh.process.kill('SIGKILL');
+      return false;
+    }
+    if (slot.worker !== old) {
+      // the slot's worker died and was replaced by the supervisor meanwhile: the new one is surplus
+      await this.#retire(fresh);
+      return false;
+    }
+    clearTimeout(slot.startupTimer);
+    clearTimeout(slot.restartTimer);
+    slot.worker = fresh;
+    slot.up = true;
+    slot.upSince = Date.now();
+    slot.failure = undefined;
+    this.#o.metrics.workersUp.set(this.upWorkers.length);
+    this.#o.logger.info({ slot: index, workerPid: fresh.process.pid }, 'worker listening');
+    if (old !== undefined) await this.#retire(old);
+    return true;
   }
 
   stopRestarting(): void {
@@ -96,11 +143,33 @@ export class Supervisor {
     for (const worker of this.liveWorkers) worker.process.kill(signal);
   }
 
+  #spawn(slot: Slot): Worker {
+    const worker = cluster.fork(this.#o.envFor(slot.index));
+    this.#owners.set(worker, slot);
+    worker.once('exit', (code, signal) => this.#onExit(slot, worker, code, signal));
+    return worker;
+  }
+
+  /** Shuts an old worker down gracefully; SIGKILL once its budget (plus a margin) is spent. */
+  async #retire(worker: Worker): Promise<void> {
+    if (worker.isDead()) return;
+    this.#retiring.add(worker);
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    try {
+      worker.send(msg.shutdown(Date.now() + this.#o.shutdownBudgetMs));
+    } catch {
+      worker.process.kill('SIGKILL');
+    }
+    const timer = setTimeout(() => worker.process.kill('SIGKILL'), this.#o.shutdownBudgetMs + 250);
+    await exited;
+    clearTimeout(timer);
+  }
+
   #fork(slot: Slot): void {
     slot.restartTimer = undefined;
     slot.up = false;
     slot.failure = undefined;
-    const worker = cluster.fork(this.#o.envFor(slot.index));
+    const worker = this.#spawn(slot);
     slot.worker = worker;
     slot.startupTimer = setTimeout(() => {
       slot.failure = 'startup-timeout';
@@ -110,7 +179,6 @@ export class Supervisor {
       );
       worker.process.kill('SIGKILL');
     }, this.#o.startupTimeoutMs);
-    worker.once('exit', (code, signal) => this.#onExit(slot, worker, code, signal));
   }
 
   #onMessage(worker: Worker, message: unknown): void {
@@ -119,6 +187,10 @@ export class Supervisor {
         this.#o.logger.warn({ workerPid: worker.process.pid, message: describeInvalid(message) }, 'malformed worker message dropped');
       return;
     }
+    this.#o.onMessage(worker, message);
+    if (message.type === 'flotilla:listening') this.#starting.get(worker)?.(true);
+    // The worker has closed its listener and run its hooks; disconnecting it after every message we sent it lets it exit.
+    if (message.type === 'flotilla:shutdown-complete' && worker.isConnected()) worker.disconnect();
     const slot = this.#slots.find((s) => s.worker === worker);
     if (message.type === 'flotilla:listening' && slot !== undefined) {
       clearTimeout(slot.startupTimer);
@@ -133,16 +205,22 @@ export class Supervisor {
     } else if (message.type === 'flotilla:fatal' && slot !== undefined) {
       slot.failure = 'uncaught-exception';
     }
-    this.#o.onMessage(worker, message);
   }
 
   #onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
+    this.#owners.delete(worker);
+    const workerPid = worker.process.pid;
+    if (this.#retiring.delete(worker) || this.#starting.has(worker) || slot.worker !== worker) {
+      this.#starting.get(worker)?.(false);
+      this.#o.logger.info({ slot: slot.index, workerPid, code, signal }, 'worker retired');
+      this.#checkAllExited();
+      return;
+    }
     clearTimeout(slot.startupTimer);
     const wasUp = slot.up;
     slot.worker = undefined;
     slot.up = false;
     this.#o.metrics.workersUp.set(this.upWorkers.length);
-    const workerPid = worker.process.pid;
     if (!this.#restarting) {
       if (code !== 0) this.uncleanExits++;
       this.#o.logger.info({ slot: slot.index, workerPid, code, signal }, 'worker exited');
@@ -163,6 +241,6 @@ export class Supervisor {
   }
 
   #checkAllExited(): void {
-    if (!this.#restarting && this.#slots.every((s) => s.worker === undefined)) this.#allExited.resolve();
+    if (!this.#restarting && this.#owners.size === 0) this.#allExited.resolve();
   }
 }

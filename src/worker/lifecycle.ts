@@ -4,6 +4,7 @@ import type { Registry } from 'prom-client';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { App } from './app.ts';
+import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
@@ -33,6 +34,7 @@ export class Lifecycle {
   #state: State = 'idle';
   #closing: Promise<void> | undefined;
   #server: Server | undefined;
+  #connections: ConnectionTracker | undefined;
   #metricsServer: Server | undefined;
   #shutdownStarted = 0;
   #untrap: (() => void) | undefined;
@@ -63,6 +65,7 @@ export class Lifecycle {
       let address = { host: config.host, port: config.port };
       if (this.#app.role !== 'primary') {
         this.#server = createHttpServer(config, this.#parts.handler);
+        this.#connections = new ConnectionTracker(this.#server);
         address = await listenOn(this.#server, config.port, config.host);
       }
       if (this.#parts.servesMetrics) {
@@ -111,6 +114,7 @@ export class Lifecycle {
     this.clean = await runShutdown({
       logger,
       server: this.#server,
+      connections: this.#connections,
       inFlight: this.#parts.inFlight,
       hooks: this.#parts.hooks,
       deadline: this.#parts.deadline,

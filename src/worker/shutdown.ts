@@ -1,6 +1,10 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
+import type { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
+
+/** A connection accepted just before the shutdown gets this long to send its request. */
+const FRESH_CONNECTION_GRACE_MS = 1_000;
 
 /** A shutdown hook; its signal aborts when the shutdown budget is spent. */
 export type ShutdownHook = (signal: AbortSignal) => void | Promise<void>;
@@ -8,6 +12,7 @@ export type ShutdownHook = (signal: AbortSignal) => void | Promise<void>;
 export interface ShutdownPlan {
   readonly logger: Logger;
   readonly server: Server | undefined;
+  readonly connections: ConnectionTracker | undefined;
   readonly inFlight: InFlight;
   readonly hooks: readonly ShutdownHook[];
   /** Aborted by this sequence when the budget is spent; shared with requests and hooks. */
@@ -40,12 +45,11 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
   if (plan.drainDelayMs > 0) await untilDeadline(delay(plan.drainDelayMs));
 
   phase('close-listener');
-  server?.close();
-  server?.closeIdleConnections();
+  const drained = plan.connections?.drain(FRESH_CONNECTION_GRACE_MS) ?? Promise.resolve();
 
   phase('finish-in-flight', { inFlight: inFlight.count });
-  await untilDeadline(inFlight.idle());
-  server?.closeIdleConnections();
+  await untilDeadline(Promise.all([drained, inFlight.idle()]));
+  server?.close();
 
   for (const [index, hook] of plan.hooks.entries()) {
     if (deadline.signal.aborted) {

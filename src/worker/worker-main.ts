@@ -29,13 +29,22 @@ const fatal = (kind: string) => (error: unknown) => {
 process.on('uncaughtException', fatal('uncaught exception'));
 process.on('unhandledRejection', fatal('unhandled rejection'));
 
+/** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
+const LINGER_MS = 1_000;
+
 const shutdown = async (reason: string) => {
   if (shuttingDown) return;
   shuttingDown = true;
   app.logger.info({ reason }, 'worker shutting down');
   await app.close();
+  const code = app.cleanShutdown ? 0 : 1;
+  if (!process.connected) process.exit(code);
+  // Connections node:cluster handed us just before our listener closed are still in the IPC stream:
+  // stay until the primary disconnects us, so each of them is refused and handed to another worker
+  // instead of being lost with this process.
+  process.once('disconnect', () => process.exit(code));
+  setTimeout(() => process.exit(code), LINGER_MS).unref();
   send(msg.shutdownComplete(process.pid, app.cleanShutdown));
-  process.exit(app.cleanShutdown ? 0 : 1);
 };
 
 process.on('message', (message: unknown) => {
