@@ -52,9 +52,10 @@ export function parseConfigText(text: string, file: string, env: NodeJS.ProcessE
   const { doc, lineCounter, problems, value } = readYaml(text, env);
   if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
   if (value !== undefined) {
-    const covered = problems.map((p) => p.path);
+    // a key the YAML reading already reported is not reported again by the validation (nor anything under it)
+    const covered = new Set(problems.map((p) => pathKey(p.path)));
     for (const p of configProblems(value)) {
-      if (!covered.some((c) => isPrefix(c, p.path)))
+      if (!p.path.some((_, i) => covered.has(pathKey(p.path.slice(0, i)))) && !covered.has(pathKey(p.path)))
         problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
     }
   }
@@ -104,6 +105,6 @@ function fileError(file: string, message: string): ConfigError {
   return new ConfigError([{ key: '', path: [], file, message: `the config file ${message}` }]);
 }
 
-function isPrefix(prefix: readonly (string | number)[], path: readonly (string | number)[]): boolean {
-  return prefix.length <= path.length && prefix.every((s, i) => s === path[i]);
+function pathKey(path: readonly (string | number)[]): string {
+  return JSON.stringify(path);
 }

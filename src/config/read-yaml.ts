@@ -40,12 +40,13 @@ export function readYaml(text: string, env: NodeJS.ProcessEnv): YamlRead {
     uniqueKeys: false,
     stringKeys: true,
     resolveKnownTags: false,
-    prettyErrors: true,
+    // yaml's pretty errors copy the whole source line into every message: quadratic on a long line with many errors
+    prettyErrors: false,
     strict: true,
     logLevel: 'error',
     lineCounter,
   });
-  const problems = [...doc.errors, ...doc.warnings].filter((e) => !isRefusedTag(e)).map((e) => yamlProblem(doc, e));
+  const problems = [...doc.errors, ...doc.warnings].filter((e) => !isRefusedTag(e)).map((e) => yamlProblem(doc, lineCounter, e));
   const structure = structureProblems(doc);
   problems.push(...structure.problems);
   if (doc.errors.length > 0 || structure.brokenAliases) return { doc, lineCounter, problems };
@@ -71,10 +72,10 @@ function isRefusedTag(e: YAMLError): boolean {
 /** Errors about a well-formed node; the others are syntax errors, where the document's structure is a guess. */
 const NODE_ERRORS = new Set(['DUPLICATE_KEY', 'NON_STRING_KEY', 'KEY_OVER_1024_CHARS', 'TAG_RESOLVE_FAILED', 'BAD_COLLECTION_TYPE']);
 
-function yamlProblem(doc: Document, e: YAMLError): LocatedProblem {
+function yamlProblem(doc: Document, lineCounter: LineCounter, e: YAMLError): LocatedProblem {
   const offset = e.pos[0];
-  const column = e.linePos?.[0]?.col;
-  const text = e.message.split('\n', 1)[0]?.replace(/ at line \d+, column \d+:?$/, '') ?? e.code;
+  const column = offset >= 0 ? lineCounter.linePos(offset).col : undefined;
+  const text = e.message.split('\n', 1)[0] ?? e.code;
   const known = NODE_ERRORS.has(e.code);
   const message = `${FRIENDLY[e.code] ?? (known ? text : `YAML syntax error: ${text}`)}${column === undefined ? '' : ` (column ${column})`}`;
   return { path: known ? pathAtOffset(doc, offset) : [], offset, message };

@@ -1,4 +1,4 @@
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap } from 'yaml';
+import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
 
 /** A key path into the config, as in `ConfigProblem.path`. */
 export type KeyPath = (string | number)[];
@@ -21,9 +21,22 @@ export function pathOfAncestry(ancestry: readonly unknown[], node: unknown): Key
   for (const [i, item] of ancestry.entries()) {
     const child = ancestry[i + 1] ?? node;
     if (isPair(item)) path.push(keyText(item));
-    else if (isSeq(item)) path.push(item.items.indexOf(child));
+    else if (isSeq(item)) path.push(indexIn(item, child));
   }
   return path;
+}
+
+const positions = new WeakMap<YAMLSeq, Map<unknown, number>>();
+
+/** The index of an item in a sequence, from an index built once per sequence: no scan per problem. */
+function indexIn(seq: YAMLSeq, item: unknown): number {
+  let index = positions.get(seq);
+  if (index === undefined) {
+    index = new Map();
+    for (const [i, each] of seq.items.entries()) if (!index.has(each)) index.set(each, i);
+    positions.set(seq, index);
+  }
+  return index.get(item) ?? -1;
 }
 
 /** The text of a pair's key (keys are strings: the document is parsed with `stringKeys`). */

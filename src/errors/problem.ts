@@ -41,13 +41,31 @@ const HIDDEN_DETAIL = 'An internal error occurred.';
  * outside production.
  */
 export function toProblem(error: unknown, subject: ProblemSubject): ProblemResponse {
-  if (error instanceof KError) {
+  if (isKError(error)) {
     const body = problemBody(error.status, error.code, error.message, subject);
     if (error.details !== undefined) body.details = error.details;
     return { status: error.status, body, headers: error.headers, internal: error.status >= 500 };
   }
-  const detail = subject.production ? HIDDEN_DETAIL : error instanceof Error ? error.message : String(error);
+  const detail = subject.production ? HIDDEN_DETAIL : describeThrown(error);
   return { status: 500, body: problemBody(500, 'INTERNAL', detail, subject), headers: undefined, internal: true };
+}
+
+/** `instanceof`, which a Proxy's `getPrototypeOf` trap can make throw. */
+function isKError(error: unknown): error is KError {
+  try {
+    return error instanceof KError;
+  } catch {
+    return false;
+  }
+}
+
+/** The message of anything thrown; a value that throws when read (a throwing getter or `toString`, a null prototype) is described as such. */
+export function describeThrown(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    return `a value that cannot be shown was thrown (${typeof error})`;
+  }
 }
 
 function problemBody(status: number, code: string, detail: string, subject: ProblemSubject): Problem {

@@ -114,9 +114,35 @@ const address = (x: unknown) => {
 const deadline = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? undefined : 'must be a finite time in epoch ms');
 const metrics = (x: unknown) => {
   if (!Array.isArray(x) || x.length > MAX_METRICS) return `must be an array of at most ${MAX_METRICS} metrics`;
-  const bad = x.findIndex((m) => !isRecord(m) || typeof m['name'] !== 'string' || !Array.isArray(m['values']));
-  return bad === -1 ? undefined : `[${bad}] must be a metric with a name and values`;
+  const bad = x.findIndex((m) => !isMetric(m));
+  return bad === -1 ? undefined : `[${bad}] must be a metric as prom-client's getMetricsAsJSON() gives it`;
 };
+
+/** prom-client's aggregators: a metric naming another one would fail the whole scrape. */
+const AGGREGATORS = new Set(['sum', 'first', 'min', 'max', 'average', 'omit']);
+const METRIC_TYPES = new Set(['counter', 'gauge', 'histogram', 'summary']);
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/** One entry of `getMetricsAsJSON()`, checked as far as the primary's aggregation relies on it. */
+function isMetric(m: unknown): boolean {
+  return (
+    isRecord(m) &&
+    typeof m['name'] === 'string' &&
+    METRIC_NAME.test(m['name']) &&
+    typeof m['help'] === 'string' &&
+    METRIC_TYPES.has(m['type'] as string) &&
+    AGGREGATORS.has(m['aggregator'] as string) &&
+    Array.isArray(m['values']) &&
+    m['values'].every(isMetricValue)
+  );
+}
+
+/** `{ value, labels, metricName? }`; `value` is null for NaN and infinities once they crossed IPC as JSON. */
+function isMetricValue(v: unknown): boolean {
+  if (!isRecord(v) || (typeof v['value'] !== 'number' && v['value'] !== null) || !isRecord(v['labels'])) return false;
+  if (v['metricName'] !== undefined && (typeof v['metricName'] !== 'string' || !METRIC_NAME.test(v['metricName']))) return false;
+  return Object.values(v['labels']).every((l) => typeof l === 'string' || typeof l === 'number' || typeof l === 'boolean');
+}
 
 const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:listening': { pid, address },
@@ -163,10 +189,13 @@ export function isPrimaryMessage(x: unknown): x is PrimaryMessage {
 
 /**
  * A short, safe description of why a value is not a flotilla message, for
- * logging dropped messages. Never throws, never echoes field values.
+ * logging dropped messages. Never throws, never echoes field values. A valid
+ * message is described with its direction: the side that drops it received
+ * one meant for the other side.
  *
  * @example
  * describeInvalid({ v: 2, type: 'flotilla:shutdown', deadline: 1 }); // 'flotilla:shutdown: v must be 1'
+ * describeInvalid(msg.shutdown(0)); // 'flotilla:shutdown: valid, but it goes from the primary to a worker'
  */
 export function describeInvalid(x: unknown): string {
   return safely(() => {
@@ -174,7 +203,8 @@ export function describeInvalid(x: unknown): string {
     const problem = problemOf(x, all);
     const type = isRecord(x) && typeof x['type'] === 'string' ? x['type'] : undefined;
     const prefix = type !== undefined && Object.hasOwn(all, type) ? `${type}: ` : '';
-    return problem === undefined ? `${prefix}valid` : `${prefix}${problem}`;
+    if (problem !== undefined) return `${prefix}${problem}`;
+    return `${prefix}valid, but it goes from ${isWorkerMessage(x) ? 'a worker to the primary' : 'the primary to a worker'}`;
   }, 'unreadable value');
 }
 

@@ -4,7 +4,7 @@ import { type Tracer, trace } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
 import injectRequest, { type InjectOptions, type Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
@@ -77,7 +77,7 @@ export class App {
     this.#router = new Router({ maxParamLength: this.config.limits.paramLength, bodyLimit: this.config.limits.bodyBytes });
     this.#registry = new Registry();
     const servesMetrics = this.role === 'worker' || (this.role === 'standalone' && config?.metrics !== undefined);
-    if (servesMetrics) collectDefaultMetrics({ register: this.#registry });
+    if (servesMetrics) registerProcessMetrics(this.#registry);
     if (this.config.metrics.enabled && this.role !== 'primary') this.#metrics = new PromMetricsCollector(this.#registry);
     this.#tracer = trace.getTracer(this.config.serviceName);
     const { i18n } = this.config;
@@ -257,6 +257,19 @@ export class App {
       },
     };
   }
+}
+
+/** prom-client's default metrics, collected once per process: each collection adds a GC observer that is never removed. */
+let processMetrics: Registry | undefined;
+
+/** Adds the process metrics (`process_*`, `nodejs_*`) to an App's registry; every App of the process shares them. */
+function registerProcessMetrics(registry: Registry): void {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics });
+  }
+  // getMetricsAsArray() gives the metric objects themselves; prom-client's typings only describe their fields
+  for (const metric of processMetrics.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
 }
 
 export type { AddressInfo, InjectResponse, Server };

@@ -3,6 +3,8 @@ import secureJson from 'secure-json-parse';
 import { KError } from '../errors/k-error.ts';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
+/** Deepest nesting of arrays and objects a body may have: deeper ones break recursive code such as `JSON.stringify`. */
+export const MAX_BODY_DEPTH = 512;
 
 /** Whether the request announces a body (`Content-Length` > 0 or any `Transfer-Encoding`). */
 export function hasBody(req: IncomingMessage): boolean {
@@ -22,6 +24,9 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (declared > limit) throw tooLarge(limit);
   const text = await readText(req, limit);
   if (text.length === 0) return undefined;
+  if (nestedTooDeep(text, MAX_BODY_DEPTH)) {
+    throw KError.of('BAD_REQUEST', `the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+  }
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
@@ -31,6 +36,24 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     }
     throw KError.of('MALFORMED_JSON', 'the body is not valid JSON');
   }
+}
+
+/** Whether JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count); linear, no recursion. */
+function nestedTooDeep(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      // a backslash escapes the next character
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 function checkContentType(header: string | undefined): void {

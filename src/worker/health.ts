@@ -1,3 +1,4 @@
+import { describeThrown } from '../errors/problem.ts';
 import type { Route } from './route.ts';
 
 /**
@@ -31,16 +32,24 @@ interface HealthSource {
   readonly production: boolean;
 }
 
-/** Runs every checker in parallel, each bounded by the timeout. */
-export async function runHealthChecks(source: HealthSource): Promise<HealthReport> {
+/** Runs every checker in parallel, each bounded by the timeout; `onFailure` hears why a checker failed. */
+export async function runHealthChecks(
+  source: HealthSource,
+  onFailure: (name: string, error: unknown) => void = () => {},
+): Promise<HealthReport> {
   if (source.draining) return { status: 'fail', checks: {}, output: 'shutting down' };
-  const results = await Promise.all(source.checkers.map((c) => runOne(c, source.timeoutMs, source.production)));
+  const results = await Promise.all(source.checkers.map((c) => runOne(c, source.timeoutMs, source.production, onFailure)));
   const checks: Record<string, CheckResult> = Object.create(null);
   for (const [i, checker] of source.checkers.entries()) checks[checker.name] = results[i]!;
   return { status: results.every((r) => r.status === 'pass') ? 'pass' : 'fail', checks: { ...checks } };
 }
 
-async function runOne(checker: HealthChecker, timeoutMs: number, production: boolean): Promise<CheckResult> {
+async function runOne(
+  checker: HealthChecker,
+  timeoutMs: number,
+  production: boolean,
+  onFailure: (name: string, error: unknown) => void,
+): Promise<CheckResult> {
   const started = performance.now();
   const controller = new AbortController();
   let timer: NodeJS.Timeout | undefined;
@@ -56,7 +65,8 @@ async function runOne(checker: HealthChecker, timeoutMs: number, production: boo
     return { status: 'pass', durationMs: elapsed(started) };
   } catch (error) {
     const result: CheckResult = { status: 'fail', durationMs: elapsed(started) };
-    if (!production) result.output = error instanceof Error ? error.message : String(error);
+    if (!production) result.output = describeThrown(error);
+    onFailure(checker.name, error);
     return result;
   } finally {
     clearTimeout(timer);
@@ -93,7 +103,14 @@ export function healthRoute(path: string, source: HealthSource): Route {
       response: { 200: HEALTH_SCHEMA, 503: HEALTH_SCHEMA },
     },
     handler: async (ctx) => {
-      const report = await runHealthChecks(source);
+      // the reason is logged with the request id: in production it is the only place it appears
+      const report = await runHealthChecks(source, (check, err) => {
+        try {
+          ctx.logger.warn({ check, err }, 'health check failed');
+        } catch {
+          ctx.logger.warn({ check }, 'health check failed');
+        }
+      });
       ctx.status(report.status === 'pass' ? 200 : 503).setHeader('Cache-Control', 'no-store');
       ctx.send(JSON.stringify(report), 'application/health+json');
     },

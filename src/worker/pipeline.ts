@@ -1,9 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context as otelContext, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { KError } from '../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import { hasBody } from './body.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
 import type { InFlight } from './in-flight.ts';
@@ -61,6 +63,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
 }
 
 async function route(host: PipelineHost, ctx: Ctx, url: string): Promise<void> {
+  checkHost(ctx.req);
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
     return;
@@ -72,6 +75,15 @@ async function route(host: PipelineHost, ctx: Ctx, url: string): Promise<void> {
   ctx.query = found.query;
   found.entry.validator.head(ctx);
   await found.entry.run(ctx);
+}
+
+/** An HTTP/1.1 request has exactly one Host header (RFC 9112 §3.2); node:http alone would keep the first of several. */
+function checkHost(req: IncomingMessage): void {
+  let hosts = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'host') hosts++;
+  if (hosts === 1 || (hosts === 0 && req.httpVersion !== '1.1')) return;
+  const problem = hosts === 0 ? 'the Host header is missing' : 'the Host header is repeated';
+  throw KError.badRequest(problem, { headers: { Connection: 'close' } });
 }
 
 function respond(host: PipelineHost, ctx: Ctx): void {
@@ -90,7 +102,7 @@ function respond(host: PipelineHost, ctx: Ctx): void {
     }
     if (type !== '') res.setHeader('Content-Type', type);
     if (ctx.statusCode !== 204 && ctx.statusCode !== 304) res.setHeader('Content-Length', Buffer.byteLength(body));
-    if (host.draining) res.setHeader('Connection', 'close');
+    if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
     res.statusCode = ctx.statusCode;
     res.end(body);
   } catch (error) {
@@ -98,25 +110,19 @@ function respond(host: PipelineHost, ctx: Ctx): void {
   }
 }
 
-/** The one place where errors become responses. */
+/** The one place where errors become responses. Never throws, whatever was thrown. */
 function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
   const problem = toProblem(error, { instance: ctx.path, requestId: ctx.requestId, traceId: ctx.traceId, production: host.production });
-  if (problem.internal) {
-    ctx.logger.error({ err: error, route: ctx.route || UNMATCHED }, 'request failed');
-    recordException(ctx, error);
-  }
+  if (problem.internal) logFailure(ctx, error);
   const res = ctx.res;
-  const translator = host.scope.translator;
-  const locale = ctx.locale;
-  const language =
-    translator !== undefined && locale !== undefined && localizeProblem(problem.body, translator, locale) ? locale : undefined;
+  const language = localize(host, ctx, problem);
   ctx.statusCode = problem.status;
   if (res.headersSent) {
     res.destroy();
     return;
   }
   try {
-    sendProblem(host, res, problem, language);
+    sendProblem(host, ctx, problem, language);
   } catch (unsendable) {
     // details JSON cannot hold (BigInt, cycles) or header values node:http refuses: answer a plain 500 instead
     if (fallback) res.destroy();
@@ -124,18 +130,62 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): v
   }
 }
 
-function sendProblem(host: PipelineHost, res: ServerResponse, problem: ProblemResponse, language: string | undefined): void {
+/** Logs a 5xx's cause with its stack and records it on the span. */
+function logFailure(ctx: Ctx, error: unknown): void {
+  logError(ctx, error, 'request failed');
+  try {
+    recordException(ctx, error);
+  } catch {
+    // the span still ends with an ERROR status, only without the exception event
+  }
+}
+
+/** Logs an error with the request's id and route; a value that throws when read (a Proxy, a throwing getter) is logged as such. */
+function logError(ctx: Ctx, error: unknown, message: string): void {
+  const route = ctx.route || UNMATCHED;
+  try {
+    ctx.logger.error({ err: error, route }, message);
+  } catch {
+    ctx.logger.error({ err: new Error('the thrown value throws when it is read'), route }, message);
+  }
+}
+
+/** Translates the problem into the request's locale; the locale, or undefined when nothing was translated or the translator failed. */
+function localize(host: PipelineHost, ctx: Ctx, problem: ProblemResponse): string | undefined {
+  const translator = host.scope.translator;
+  if (translator === undefined) return undefined;
+  try {
+    const locale = ctx.locale;
+    return locale !== undefined && localizeProblem(problem.body, translator, locale) ? locale : undefined;
+  } catch (error) {
+    logError(ctx, error, 'the translator failed: the problem is sent untranslated');
+    return undefined;
+  }
+}
+
+function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, language: string | undefined): void {
+  const res = ctx.res;
   const body = JSON.stringify(problem.body);
   for (const name of res.getHeaderNames()) {
     if (name.startsWith('content-')) res.removeHeader(name);
   }
   if (language !== undefined) res.setHeader('Content-Language', language);
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  if (host.draining) res.setHeader('Connection', 'close');
+  if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', 'application/problem+json');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.statusCode = problem.status;
   res.end(body);
+}
+
+/**
+ * Close the connection after this response while draining, and when the
+ * request's body has not been received in full: node:http would otherwise read
+ * and discard all of it (bounded only by `timeouts.requestMs`) to keep the
+ * connection alive.
+ */
+function mustClose(host: PipelineHost, req: IncomingMessage): boolean {
+  return host.draining || (req.complete === false && hasBody(req));
 }
 
 function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolean, span: Span): void {

@@ -17,13 +17,14 @@ export function createHttpServer(config: ResolvedConfig, handler: (req: Incoming
       requestTimeout: timeouts.requestMs,
       keepAliveTimeout: timeouts.keepAliveMs,
       connectionsCheckingInterval: Math.min(2_000, timeouts.headersMs),
-      requireHostHeader: true,
+      // checked by the pipeline instead, so that the 400 is a problem like every other one
+      requireHostHeader: false,
       insecureHTTPParser: false,
     },
     handler,
   );
   server.maxRequestsPerSocket = 0;
-  server.on('clientError', answerClientError);
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes));
   return server;
 }
 
@@ -33,15 +34,27 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
 };
 
 /** Malformed requests never reach the pipeline; answer them with a problem and close. */
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex, headerBytes: number): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
-  const code = CLIENT_ERRORS[error.code ?? ''] ?? 'BAD_REQUEST';
+  const targetTooLong = error.code === 'HPE_HEADER_OVERFLOW' && requestLineTooLong(error.rawPacket, headerBytes);
+  const code = targetTooLong ? 'URI_TOO_LONG' : (CLIENT_ERRORS[error.code ?? ''] ?? 'BAD_REQUEST');
   const { status, title } = ERROR_CODES[code];
   const body = JSON.stringify({ type: problemType(code), title, status, detail: 'the request could not be parsed', instance: '', code });
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * Whether the data that overflowed the head limit starts with a request line
+ * longer than the limit on its own: the target is too long (414), rather than
+ * the headers (431). The parser hands over the chunk it was parsing.
+ */
+function requestLineTooLong(packet: Buffer | undefined, limit: number): boolean {
+  if (packet === undefined || !/^[A-Z]+ /.test(packet.subarray(0, 24).toString('latin1'))) return false;
+  const end = packet.indexOf('\n');
+  return end === -1 || end > limit;
 }

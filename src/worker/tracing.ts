@@ -56,7 +56,8 @@ export function endServerSpan(span: Span, ctx: Ctx, status: number, completed: b
 
 /** Records an exception on the request's span (a 5xx's cause). */
 export function recordException(ctx: Ctx, error: unknown): void {
-  trace.getSpan(ctx.otel)?.recordException(error instanceof Error ? error : String(error));
+  const span = trace.getSpan(ctx.otel);
+  if (span?.isRecording()) span.recordException(error instanceof Error ? error : String(error));
 }
 
 function splitHost(host: string): [string, number | undefined] {

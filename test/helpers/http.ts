@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 
@@ -81,4 +82,66 @@ export function connectionRefused(port: number): Promise<boolean> {
     });
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED'));
   });
+}
+
+/**
+ * The server side of every connection accepted in this process from now on
+ * (node:net's `net.server.socket` diagnostics channel), to count what a
+ * server read (`bytesRead`) rather than what a client managed to write.
+ */
+export function watchAcceptedSockets(): { byClientPort(port: number): Socket | undefined; stop(): void } {
+  // by the client's port, read when accepted: a closed socket no longer knows its peer
+  const accepted = new Map<number | undefined, Socket>();
+  const onSocket = (message: unknown) => {
+    const { socket } = message as { socket: Socket };
+    accepted.set(socket.remotePort, socket);
+  };
+  diagnostics.subscribe('net.server.socket', onSocket);
+  return {
+    byClientPort: (port) => accepted.get(port),
+    stop: () => diagnostics.unsubscribe('net.server.socket', onSocket),
+  };
+}
+
+/**
+ * Sends `head`, then `bytes` of body in 16 KiB pieces (as chunks when
+ * `chunked`), honouring backpressure, until the server closes the connection
+ * (rejects after `timeoutMs`); the response and the client's port.
+ */
+export async function flood(
+  port: number,
+  head: string,
+  options: { bytes: number; chunked?: boolean; timeoutMs?: number },
+): Promise<{ response: string; clientPort: number }> {
+  const socket = await openSocket(port);
+  const clientPort = socket.localPort ?? 0;
+  let response = '';
+  socket.on('data', (chunk: Buffer) => {
+    response += chunk.toString('latin1');
+  });
+  socket.on('error', () => {});
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    socket.destroy();
+  }, options.timeoutMs ?? 10_000);
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(head);
+  const piece = Buffer.alloc(16 * 1024, 'a');
+  const frame = options.chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+  let written = 0;
+  const pump = () => {
+    while (written < options.bytes && !socket.destroyed) {
+      written += piece.length;
+      if (!socket.write(frame)) {
+        socket.once('drain', pump);
+        return;
+      }
+    }
+  };
+  pump();
+  await closed;
+  clearTimeout(timer);
+  if (timedOut) throw new Error(`the server did not close the connection; got: ${response.slice(0, 200)}`);
+  return { response, clientPort };
 }

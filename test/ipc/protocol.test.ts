@@ -36,10 +36,11 @@ test('every valid message passes its own guard, also after crossing IPC, and not
     assert.ok(isWorkerMessage(overIpc(m)));
     assert.equal(isPrimaryMessage(m), false);
     assert.ok(isFlotillaMessage(m));
-    assert.equal(describeInvalid(m), `${m.type}: valid`);
+    assert.equal(describeInvalid(m), `${m.type}: valid, but it goes from a worker to the primary`);
   }
   for (const m of PRIMARY) {
     assert.ok(isPrimaryMessage(m), describeInvalid(m));
+    assert.equal(describeInvalid(m), `${m.type}: valid, but it goes from the primary to a worker`);
     assert.ok(isPrimaryMessage(overIpc(m)));
     assert.equal(isWorkerMessage(m), false);
   }

@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { type ChildProcess, fork } from 'node:child_process';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { encodeWorkerStart, WORKER_ENV } from '../../src/cluster/worker-env.ts';
+import { resolveConfig } from '../../src/config/validate.ts';
+import { msg } from '../../src/ipc/protocol.ts';
+import { get } from '../helpers/cluster.ts';
+
+/**
+ * Forged IPC reaching a real worker: `src/worker/worker-main.ts` forked
+ * directly (as node:cluster would, minus the cluster), sent garbage and
+ * malformed `flotilla:*` messages in place of the primary. It logs and drops
+ * each flotilla one, ignores the rest, keeps serving, still answers a real
+ * metrics request and still shuts down cleanly on a real shutdown message.
+ */
+
+const WORKER_MAIN = fileURLToPath(new URL('../../src/worker/worker-main.ts', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../fixtures/cluster/service.ts', import.meta.url));
+const DROPPED = 'malformed message from the primary dropped';
+
+const FORGED: [message: unknown, reason: RegExp][] = [
+  [{ type: 'flotilla:shutdown' }, /^flotilla:shutdown: v must be 1$/],
+  [{ v: 2, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 1$/],
+  [{ v: '1', type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 1$/],
+  [{ v: 1, type: 'flotilla:shutdown', deadline: -1 }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 1, type: 'flotilla:shutdown', deadline: 'soon' }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 1, type: 'flotilla:shutdown', deadline: 1, force: true }, /^flotilla:shutdown: unexpected field "force"$/],
+  [{ v: 1, type: 'flotilla:metrics-request' }, /^flotilla:metrics-request: id is missing$/],
+  [{ v: 1, type: 'flotilla:metrics-request', id: '' }, /^flotilla:metrics-request: id must be a string of 1 to 128 characters$/],
+  [{ v: 1, type: 'flotilla:metrics-request', id: 'x'.repeat(1_000_000) }, /^flotilla:metrics-request: id must be a string/],
+  [{ v: 1, type: 'flotilla:metrics-request', id: { toString: 'm' } }, /^flotilla:metrics-request: id must be a string/],
+  [msg.listening(1, { host: '127.0.0.1', port: 1 }), /^flotilla:listening: valid, but it goes from a worker to the primary$/],
+  [{ v: 1, type: `flotilla:${'z'.repeat(100_000)}` }, /^unknown type "flotilla:z+…"$/],
+];
+const GARBAGE: unknown[] = [
+  'garbage',
+  42,
+  null,
+  false,
+  [1, 2],
+  { type: 'other:thing' },
+  { type: ['flotilla:shutdown'] },
+  'y'.repeat(1_000_000),
+];
+
+interface Worker {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  messages: Record<string, unknown>[];
+  until<T>(check: () => T | undefined, what: string): Promise<T>;
+}
+
+function forkWorker(): Worker {
+  const config = resolveConfig({ serviceName: 'forged', host: '127.0.0.1', port: 0, logging: { level: 'info' } });
+  const child = fork(WORKER_MAIN, [], {
+    execArgv: ['--conditions=source'],
+    env: { ...process.env, [WORKER_ENV]: encodeWorkerStart({ config, servicePath: SERVICE, slot: 0 }) },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+  });
+  const worker: Worker = {
+    child,
+    lines: [],
+    messages: [],
+    until: (check, what) =>
+      new Promise((resolve, reject) => {
+        const started = Date.now();
+        const poll = () => {
+          const value = check();
+          if (value !== undefined) resolve(value);
+          else if (Date.now() - started > 10_000) reject(new Error(`timed out waiting for ${what}; stderr: ${stderr.slice(-2000)}`));
+          else setTimeout(poll, 10);
+        };
+        poll();
+      }),
+  };
+  let buffered = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffered += chunk;
+    for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
+      worker.lines.push(JSON.parse(buffered.slice(0, nl)) as Record<string, unknown>);
+      buffered = buffered.slice(nl + 1);
+    }
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  child.on('message', (message: Record<string, unknown>) => worker.messages.push(message));
+  return worker;
+}
+
+test('a forked worker drops and logs forged primary messages, keeps serving, and still obeys real ones', async (t) => {
+  const worker = forkWorker();
+  const exited = new Promise<number | null>((resolve) => worker.child.once('exit', (code) => resolve(code)));
+  t.after(() => worker.child.kill('SIGKILL'));
+  const listening = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:listening'), 'flotilla:listening');
+  const { port } = listening['address'] as { port: number };
+  assert.equal(listening['pid'], worker.child.pid);
+
+  for (const message of [...GARBAGE, ...FORGED.map(([m]) => m)]) worker.child.send(message as never);
+  const dropped = await worker.until(() => {
+    const lines = worker.lines.filter((l) => l['msg'] === DROPPED);
+    return lines.length >= FORGED.length ? lines : undefined;
+  }, `${FORGED.length} × ${DROPPED}`);
+  assert.equal(dropped.length, FORGED.length, 'garbage that does not claim to be a flotilla message is ignored, not logged');
+  for (const [i, [, reason]] of FORGED.entries()) assert.match(String(dropped[i]?.['message']), reason);
+  assert.equal(dropped[0]?.['level'], 'warn');
+
+  assert.deepEqual(JSON.parse((await get(port, '/who')).body), { pid: worker.child.pid });
+  worker.child.send(msg.metricsRequest('m-1'));
+  const metrics = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:metrics-response'), 'the metrics answer');
+  assert.equal(metrics['id'], 'm-1');
+  assert.ok((metrics['metrics'] as { name: string }[]).some((m) => m.name === 'http_requests_total'));
+
+  worker.child.send(msg.shutdown(Date.now() + 5_000));
+  const complete = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:shutdown-complete'), 'shutdown-complete');
+  assert.equal(complete['ok'], true);
+  worker.child.disconnect();
+  assert.equal(await exited, 0);
+  assert.equal(
+    worker.lines.some((l) => l['msg'] === 'worker shutting down' && l['reason'] === 'primary'),
+    true,
+  );
+});
