@@ -17,7 +17,7 @@ export const DEFAULTS = {
     maxAge: 600,
   },
   limits: { bodyBytes: 1_048_576, paramLength: 100, headerBytes: 16_384 },
-  timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000 },
+  timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, socketMs: 30_000 },
   logging: { level: 'info', requests: true },
   health: { timeoutMs: 2_000 },
   shutdown: { timeoutMs: 10_000, drainDelayMs: 0 },

@@ -46,6 +46,7 @@ export const CONFIG_SCHEMA = object({
     headersMs: ms(1),
     requestMs: ms(1),
     keepAliveMs: ms(1),
+    socketMs: ms(1),
   }),
   logging: object({
     level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },

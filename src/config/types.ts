@@ -59,6 +59,8 @@ export interface TimeoutsConfig {
   requestMs?: number;
   /** Idle keep-alive timeout; above common load balancers' 60 s. Default 72 s. */
   keepAliveMs?: number;
+  /** A connection with no traffic either way while a request is being served is closed (slow readers). Default 30 s. */
+  socketMs?: number;
 }
 
 export interface LoggingConfig {

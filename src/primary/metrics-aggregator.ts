@@ -43,7 +43,10 @@ export class MetricsAggregator {
     // The service's setup runs in the primary too, so a metric it registers exists here and in every worker:
     // the primary's share is summed with theirs (merging registries would refuse the duplicate name).
     const own = await Promise.all(this.#extra.map((registry) => registry.getMetricsAsJSON()));
-    const aggregated: Registry = AggregatorRegistry.aggregate([...received, ...own]);
+    // The primary's own metrics win a name clash: a service metric named like one of them is left out.
+    const reserved = new Set(this.#metrics.registry.getMetricsAsArray().map((m) => (m as { name: string }).name));
+    const samples = [...received, ...own].map((list) => list.filter((m) => !reserved.has(m.name)));
+    const aggregated: Registry = AggregatorRegistry.aggregate(samples);
     return Registry.merge([aggregated, this.#metrics.registry]).metrics();
   }
 

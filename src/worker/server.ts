@@ -24,6 +24,8 @@ export function createHttpServer(config: ResolvedConfig, handler: (req: Incoming
     handler,
   );
   server.maxRequestsPerSocket = 0;
+  // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long.
+  server.timeout = timeouts.socketMs;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes));
   return server;
 }

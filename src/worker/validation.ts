@@ -70,7 +70,9 @@ function compile(ajv: Ajv, schema: JsonSchema | undefined): ValidateFunction | u
 function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {
   if (validate(value)) return;
   for (const e of validate.errors ?? []) {
-    issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid', keyword: e.keyword, params: { ...e.params } });
+    // a `const` value (an expected token, say) is the schema's secret to keep: the message says enough
+    const { allowedValue: _hidden, ...params } = e.params as Record<string, unknown>;
+    issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid', keyword: e.keyword, params });
   }
 }
 
