@@ -2,14 +2,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Tracer, trace } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
-import injectRequest, { type InjectOptions, type Response as InjectResponse } from 'light-my-request';
+import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
-import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { createCors } from './cors.ts';
@@ -203,7 +204,8 @@ export class App {
 
   /** Runs a request through the whole pipeline without a socket (light-my-request). */
   inject(request: InjectOptions | string): Promise<InjectResponse> {
-    return injectRequest(this.#handler, request);
+    // loaded on first use: production processes never inject, and every module adds to a worker's start-up
+    return import('light-my-request').then(({ default: injectRequest }) => injectRequest(this.#handler, request));
   }
 
   /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes were added since). */
@@ -257,19 +259,6 @@ export class App {
       },
     };
   }
-}
-
-/** prom-client's default metrics, collected once per process: each collection adds a GC observer that is never removed. */
-let processMetrics: Registry | undefined;
-
-/** Adds the process metrics (`process_*`, `nodejs_*`) to an App's registry; every App of the process shares them. */
-function registerProcessMetrics(registry: Registry): void {
-  if (processMetrics === undefined) {
-    processMetrics = new Registry();
-    collectDefaultMetrics({ register: processMetrics });
-  }
-  // getMetricsAsArray() gives the metric objects themselves; prom-client's typings only describe their fields
-  for (const metric of processMetrics.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
 }
 
 export type { AddressInfo, InjectResponse, Server };
