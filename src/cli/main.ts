@@ -61,11 +61,14 @@ async function main(argv: readonly string[]): Promise<number> {
         timestamp: pino.stdTimeFunctions.isoTime,
         formatters: { level: (label) => ({ level: label }) },
       });
-      const host = new App(loaded.config, { role: 'primary', handleSignals: false });
-      await (await loadService<App>(servicePath))(host);
+      const loadHost = async () => {
+        const host = new App(loaded.config, { role: 'primary', handleSignals: false });
+        await (await loadService<App>(servicePath))(host);
+        return host;
+      };
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
       const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
-      return new Primary({ config: loaded.config, servicePath, workerEntry, logger, host }).run();
+      return new Primary({ config: loaded.config, servicePath, workerEntry, logger, loadHost }).run();
     }
   }
 }

@@ -22,10 +22,10 @@ export class MetricsAggregator {
   readonly #pending = new Map<string, Pending>();
   readonly #workers: () => Worker[];
   readonly #metrics: PrimaryMetrics;
-  readonly #extra: readonly Registry[];
+  readonly #extra: () => readonly Registry[];
   readonly #timeoutMs: number;
 
-  constructor(workers: () => Worker[], metrics: PrimaryMetrics, extra: readonly Registry[], timeoutMs: number) {
+  constructor(workers: () => Worker[], metrics: PrimaryMetrics, extra: () => readonly Registry[], timeoutMs: number) {
     this.#workers = workers;
     this.#metrics = metrics;
     this.#extra = extra;
@@ -42,7 +42,7 @@ export class MetricsAggregator {
     this.#metrics.scrapeMissing.set(answers.length - received.length);
     // The service's setup runs in the primary too, so a metric it registers exists here and in every worker:
     // the primary's share is summed with theirs (merging registries would refuse the duplicate name).
-    const own = await Promise.all(this.#extra.map((registry) => registry.getMetricsAsJSON()));
+    const own = await Promise.all(this.#extra().map((registry) => registry.getMetricsAsJSON()));
     // The primary's own metrics win a name clash: a service metric named like one of them is left out.
     const reserved = new Set(this.#metrics.registry.getMetricsAsArray().map((m) => (m as { name: string }).name));
     const samples = [...received, ...own].map((list) => list.filter((m) => !reserved.has(m.name)));

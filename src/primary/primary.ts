@@ -18,8 +18,11 @@ export interface PrimaryOptions {
   /** The worker entry module. */
   workerEntry: string;
   logger: Logger;
-  /** The service as set up in the primary (`role: 'primary'`): its schedulers run here, once. */
-  host?: PrimaryHost & { readonly registry: Registry };
+  /**
+   * Builds the service as set up in the primary (`role: 'primary'`): its schedulers run here, once.
+   * Called after the workers are forked, so that their start-up overlaps the primary's.
+   */
+  loadHost?: () => Promise<PrimaryHost & { readonly registry: Registry }>;
 }
 
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
@@ -42,6 +45,7 @@ export class Primary {
   readonly #aggregator: MetricsAggregator;
   readonly #done = Promise.withResolvers<number>();
   #metricsServer: Server | undefined;
+  #host: (PrimaryHost & { readonly registry: Registry }) | undefined;
   #shutdown: Promise<void> | undefined;
   #rolling: Promise<boolean> | undefined;
   readonly #workers: number;
@@ -72,14 +76,23 @@ export class Primary {
         if (message.type === 'flotilla:metrics-response') this.#aggregator.answer(message.id, message.metrics);
       },
     });
-    const extra = options.host === undefined ? [] : [options.host.registry];
+    const extra = () => (this.#host === undefined ? [] : [this.#host.registry]);
     this.#aggregator = new MetricsAggregator(() => this.#supervisor.upWorkers, this.#metrics, extra, config.cluster.scrapeTimeoutMs);
   }
 
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
-    const { config, logger } = this.#o;
     const untrap = this.#trapSignals();
+    this.#supervisor.start();
+    void this.#startOwnParts();
+    const code = await this.#done.promise;
+    untrap();
+    return code;
+  }
+
+  /** While the workers start: the metrics endpoint, then the primary's part of the service. */
+  async #startOwnParts(): Promise<void> {
+    const { config, logger } = this.#o;
     try {
       const aggregator = this.#aggregator;
       const source = {
@@ -90,19 +103,14 @@ export class Primary {
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
+      const host = await this.#o.loadHost?.();
+      if (host === undefined || this.#shutdown !== undefined) return;
+      this.#host = host;
+      await host.listen();
     } catch (error) {
-      logger.fatal({ err: error }, 'cannot serve metrics');
-      untrap();
-      return 1;
-    }
-    this.#supervisor.start();
-    this.#o.host?.listen().catch((error: unknown) => {
-      logger.fatal({ err: error }, 'the primary part of the service failed to start');
+      logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, schedulers)');
       void this.shutdown('primary start failure', 1);
-    });
-    const code = await this.#done.promise;
-    untrap();
-    return code;
+    }
   }
 
   /** Shuts the cluster down (idempotent); `failureCode` forces a non-zero exit code (crash loop). */
@@ -112,7 +120,7 @@ export class Primary {
       const ok = await runPrimaryShutdown({
         logger: this.#o.logger,
         supervisor: this.#supervisor,
-        host: this.#o.host,
+        host: this.#host,
         budgetMs: this.#o.config.shutdown.timeoutMs,
         marginMs: KILL_MARGIN_MS,
       });

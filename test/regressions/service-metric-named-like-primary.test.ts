@@ -12,7 +12,12 @@ test('a service metric named like a primary metric does not break the scrape', a
   const service = new Registry();
   new Counter({ name: 'flotilla_workers_up', help: 'a clash', registers: [service] }).inc(7);
   new Counter({ name: 'orders_total', help: 'a service metric', registers: [service] }).inc(3);
-  const aggregator = new MetricsAggregator(() => [], metrics, [service], 100);
+  const aggregator = new MetricsAggregator(
+    () => [],
+    metrics,
+    () => [service],
+    100,
+  );
   const text = await aggregator.scrape();
   assert.match(text, /^flotilla_workers_up 2$/m);
   assert.doesNotMatch(text, /flotilla_workers_up 7/);
