@@ -28,7 +28,7 @@ const pin = availableParallelism() >= 2;
 const [serverCore, wrkCore] = pin ? [0, 1] : [undefined, undefined];
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
-/** Above this much foreign CPU on the server core (in % of a run), a run is repeated. */
+/** Above this much CPU of other processes (in % of one core over a run), a run is repeated. */
 const NOISY_PCT = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const scenarios = SCENARIOS.filter((s) => opts.scenarios === undefined || opts.scenarios.includes(s.name));
@@ -79,18 +79,18 @@ for (let round = 0; round <= opts.rounds; round++) {
         connections: opts.connections,
         durationS: round === 0 ? opts.warmupS : opts.durationS,
         wrkCore,
-        serverCore: c.pinned ? serverCore : undefined,
       };
       const measure = async (): Promise<Run> => ({ contender: c.name, round, ...(await loadRun(servers.get(c.name)!, s, settings)) });
       let run = await measure();
-      // another process took the server's core: measure again (twice at most), keep the quietest run
-      for (let retry = 0; round > 0 && retry < 2 && (run.foreignPct ?? 0) > NOISY_PCT; retry++) {
-        log(`${s.name} ${c.name}: ${Math.round(run.foreignPct ?? 0)} % noise, measuring again`);
+      // other processes were busy: once the machine is idle again, measure again (twice at most) and keep the quietest run
+      for (let retry = 0; round > 0 && retry < 2 && run.foreignPct > NOISY_PCT; retry++) {
+        log(`${s.name} ${c.name}: ${Math.round(run.foreignPct)} % noise`);
+        if ((await waitQuiet(opts.mode === 'full' ? 20 : 4)) >= NOISY_PCT / 100) break;
         const again = await measure();
-        if ((again.foreignPct ?? 0) < (run.foreignPct ?? 0)) run = again;
+        if (again.foreignPct < run.foreignPct) run = again;
       }
       runs.push(run);
-      const noise = run.foreignPct === undefined ? '' : `, noise ${Math.round(run.foreignPct)} %`;
+      const noise = `, noise ${Math.round(run.foreignPct)} %`;
       log(
         `${round === 0 ? 'warm-up' : `round ${round}/${opts.rounds}`} ${s.name} ${c.name}: ${Math.round(run.rps)} req/s, ` +
           `p99 ${run.p99Ms.toFixed(1)} ms, ${run.cpuPer1k.toFixed(4)} CPU s/1k${run.errors ? `, ${run.errors} ERRORS` : ''}${noise}`,
@@ -128,12 +128,13 @@ const results: Results = {
     durationS: opts.durationS,
     warmupS: opts.warmupS,
     rounds: opts.rounds,
+    busyAtStartPct: Math.round(busy * 100),
     pinning: pin
       ? 'standalone servers on core 0, wrk on core 1; cluster (primary + workers) on core 0; unpinned cluster on any core'
       : 'none (fewer than 2 cores)',
     notes: [
       'CPU s / 1k req: utime + stime from /proc/<pid>/stat of every server process (cluster: primary + workers), per 1 000 completed requests.',
-      'noise %: CPU time of other processes and steal on the server core during a run, in % of the run (highest over the rounds).',
+      'noise %: CPU time of every other process (and steal) on the machine during a run, in % of one core (highest over the rounds kept).',
       'The no-op tracer row replaces the App tracer with app.setTracer(noopTracer): the App has no switch to turn tracing off.',
     ],
   },

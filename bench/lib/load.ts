@@ -9,8 +9,6 @@ export interface LoadSettings {
   durationS: number;
   /** Core wrk is pinned to, if any. */
   wrkCore: number | undefined;
-  /** Core the server is pinned to, if any: other processes' CPU time on it is reported as noise. */
-  serverCore: number | undefined;
 }
 
 /** One measured run of one contender on one scenario. */
@@ -29,14 +27,13 @@ export interface Run {
   cpuPer1k: number;
   /** Socket errors, timeouts and non-2xx/3xx responses: should be 0. */
   errors: number;
-  /** CPU time of other processes (and hypervisor steal) on the server's core, in % of the run: noise. */
-  foreignPct: number | undefined;
+  /** CPU time of every other process (and hypervisor steal) on the machine, in % of one core over the run: noise. */
+  foreignPct: number;
 }
 
 /** Loads `server` with wrk for `durationS` and reads the CPU its processes used meanwhile. */
 export async function loadRun(server: ServerProcess, scenario: Scenario, s: LoadSettings): Promise<Omit<Run, 'contender' | 'round'>> {
-  const core = s.serverCore === undefined ? undefined : `cpu${s.serverCore}`;
-  const coreBefore = core === undefined ? undefined : cpuTimes().get(core);
+  const machineBefore = cpuTimes().get('cpu');
   const before = treeCpuSeconds(server.pid);
   const wrk = await runWrk({
     port: server.port,
@@ -48,8 +45,9 @@ export async function loadRun(server: ServerProcess, scenario: Scenario, s: Load
     ...(s.wrkCore === undefined ? {} : { core: s.wrkCore }),
   });
   const cpuS = treeCpuSeconds(server.pid) - before;
-  const coreAfter = core === undefined ? undefined : cpuTimes().get(core);
-  const foreignS = coreBefore && coreAfter ? coreAfter.busy - coreBefore.busy - cpuS + (coreAfter.steal - coreBefore.steal) : undefined;
+  const machineAfter = cpuTimes().get('cpu');
+  const machineS = machineBefore && machineAfter ? machineAfter.busy - machineBefore.busy + machineAfter.steal - machineBefore.steal : 0;
+  const foreignS = machineS - cpuS - wrk.cpuS;
   const e = wrk.errors;
   return {
     scenario: scenario.name,
@@ -60,6 +58,6 @@ export async function loadRun(server: ServerProcess, scenario: Scenario, s: Load
     cpuS,
     cpuPer1k: (cpuS / Math.max(1, wrk.requests)) * 1000,
     errors: e.connect + e.read + e.write + e.status + e.timeout,
-    foreignPct: foreignS === undefined ? undefined : Math.max(0, (foreignS / wrk.durationS) * 100),
+    foreignPct: Math.max(0, (foreignS / wrk.durationS) * 100),
   };
 }

@@ -24,8 +24,8 @@ export const USAGE = `npm run bench [-- options]
   --quick               everyday mode, under a minute: list route only, 2 s runs, no Express / no-op tracer /
                         unpinned cluster rows, one cold start, 100 scrapes of the cluster only
   --rounds N            measured rounds (full 5, quick 3; at least 3)
-  --duration S          seconds per run (full 4, quick 2)
-  --warmup S            seconds of the warm-up run of each contender and scenario (full 6, quick 2)
+  --duration S          seconds per run (full 3, quick 2)
+  --warmup S            seconds of the warm-up run of each contender and scenario (full 5, quick 2)
   --connections N       keep-alive connections (default 50)
   --only a,b            only these contenders (floor and fastify are always included)
   --scenario list|get   only this scenario
@@ -63,8 +63,8 @@ export function parseOptions(argv: string[]): Options {
   return {
     mode: quick ? 'quick' : 'full',
     rounds: Math.max(3, num(values.rounds, quick ? 3 : 5)),
-    durationS: num(values.duration, quick ? 2 : 4),
-    warmupS: num(values.warmup, quick ? 2 : 6),
+    durationS: num(values.duration, quick ? 2 : 3),
+    warmupS: num(values.warmup, quick ? 2 : 5),
     connections: num(values.connections, 50),
     coldStarts: quick ? 1 : 5,
     scrapes: quick ? 100 : 200,

@@ -88,7 +88,7 @@ export async function profileContender(
     const env = { METRICS_PORT: String(await freePort()) };
     const launch = { ...c, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], ...(pin && c.pinned ? { core: 0 } : {}) };
     const server = await ServerProcess.start(launch, await freePort(), env);
-    const settings = { connections, durationS, wrkCore: pin ? 1 : undefined, serverCore: undefined };
+    const settings = { connections, durationS, wrkCore: pin ? 1 : undefined };
     await loadRun(server, scenario, { ...settings, durationS: 2 });
     const run = await loadRun(server, scenario, settings);
     await server.stop();

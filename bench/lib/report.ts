@@ -18,19 +18,20 @@ export interface Results {
 
 const n = (v: number | undefined, digits = 3) => (v === undefined || Number.isNaN(v) ? '–' : String(sig(v, digits)));
 const int = (v: number) => Math.round(v).toLocaleString('en-US');
+const kilo = (v: number) => `${(v / 1000).toFixed(1)}k`;
 const x = (v: number) => (Number.isNaN(v) ? '–' : v.toFixed(2));
 
 function throughputTable(rows: Row[]): string {
   const head =
-    '| contender | req/s | p50 ms | p99 ms | CPU s / 1k req | req/s vs Fastify | CPU vs Fastify | req/s vs floor | CPU vs floor | errors | noise % |\n' +
-    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n';
+    '| contender | req/s | (rounds: min–max) | p50 ms | p99 ms | CPU s / 1k req | req/s vs Fastify | CPU vs Fastify | req/s vs floor | CPU vs floor | errors | noise % |\n' +
+    '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n';
   return (
     head +
     rows
       .map(
         (r) =>
-          `| ${r.title} | ${int(r.rps)} | ${n(r.p50Ms)} | ${n(r.p99Ms)} | ${n(r.cpuPer1k)} | ${x(r.rpsVsFastify)} | ${x(r.cpuVsFastify)} | ` +
-          `${x(r.rpsVsFloor)} | ${x(r.cpuVsFloor)} | ${r.errors} | ${r.maxForeignPct === undefined ? 'n/a' : Math.round(r.maxForeignPct)} |`,
+          `| ${r.title} | ${int(r.rps)} | ${kilo(r.rpsRange[0])}–${kilo(r.rpsRange[1])} | ${n(r.p50Ms)} | ${n(r.p99Ms)} | ${n(r.cpuPer1k)} | ${x(r.rpsVsFastify)} | ${x(r.cpuVsFastify)} | ` +
+          `${x(r.rpsVsFloor)} | ${x(r.cpuVsFloor)} | ${r.errors} | ${Math.round(r.maxForeignPct)} |`,
       )
       .join('\n')
   );
@@ -49,7 +50,8 @@ export function markdown(r: Results): string {
     `${m.date} · ${m['cpu']} × ${m['cores']} cores · Linux ${m['kernel']} · Node ${m['node']} · ${m['wrk']} · commit ${m['commit']}`,
     '',
     `Load: wrk, 1 thread, ${m['connections']} keep-alive connections, ${m['durationS']} s per run, warm-up ${m['warmupS']} s, ` +
-      `${m['rounds']} alternating rounds, medians. Pinning: ${m['pinning']}. Logs: stdout → /dev/null for every contender.`,
+      `${m['rounds']} alternating rounds, medians. Pinning: ${m['pinning']}. Logs: stdout → /dev/null for every contender. ` +
+      `Machine busy before the start: ${m['busyAtStartPct']} % (other processes).`,
     '',
   ];
   for (const s of r.scenarios) out.push(`## ${s.title}`, '', throughputTable(r.rows[s.name] ?? []), '');

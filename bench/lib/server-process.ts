@@ -35,6 +35,8 @@ const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) killGroup(child);
 });
+// Ctrl-C or a kill: run the exit handlers (servers killed, temporary build removed)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
 function killGroup(child: ChildProcess): void {
   try {

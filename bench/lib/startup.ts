@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import { get } from './http.ts';
-import { processTree, rssMb } from './proc.ts';
+import { processTree, rssMb, waitQuiet } from './proc.ts';
 import { freePort, type Launch, ServerProcess } from './server-process.ts';
 import { median } from './stats.ts';
 
@@ -27,6 +27,7 @@ export async function coldStarts(launch: Launch, runs: number): Promise<ColdStar
   const runsMs: number[] = [];
   const exitMs: number[] = [];
   for (let i = 0; i < runs; i++) {
+    await waitQuiet(5);
     const server = await startFresh(launch);
     runsMs.push(Math.max(...server.readyMs));
     // the port answers on fresh connections (the cluster's primary hands them to the workers)

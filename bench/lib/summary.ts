@@ -10,12 +10,14 @@ export interface Row {
   title: string;
   rounds: number;
   rps: number;
+  /** Lowest and highest req/s over the rounds. */
+  rpsRange: [number, number];
   p50Ms: number;
   p99Ms: number;
   cpuPer1k: number;
   errors: number;
-  /** Highest noise (other processes on the server core) seen in its rounds, in % of a core. */
-  maxForeignPct: number | undefined;
+  /** Highest noise (other processes' CPU on the machine) in its rounds, in % of one core. */
+  maxForeignPct: number;
   rpsVsFastify: number;
   cpuVsFastify: number;
   rpsVsFloor: number;
@@ -26,17 +28,17 @@ export function summarize(runs: readonly Run[], contenders: readonly Contender[]
   const measured = runs.filter((r) => r.scenario === scenario.name && r.round > 0);
   const base = contenders.map((c) => {
     const mine = measured.filter((r) => r.contender === c.name);
-    const foreign = mine.flatMap((r) => (r.foreignPct === undefined ? [] : [r.foreignPct]));
     return {
       contender: c.name,
       title: c.title,
       rounds: mine.length,
       rps: median(mine.map((r) => r.rps)),
+      rpsRange: [Math.min(...mine.map((r) => r.rps)), Math.max(...mine.map((r) => r.rps))] as [number, number],
       p50Ms: median(mine.map((r) => r.p50Ms)),
       p99Ms: median(mine.map((r) => r.p99Ms)),
       cpuPer1k: median(mine.map((r) => r.cpuPer1k)),
       errors: mine.reduce((n, r) => n + r.errors, 0),
-      maxForeignPct: foreign.length === 0 ? undefined : Math.max(...foreign),
+      maxForeignPct: Math.max(...mine.map((r) => r.foreignPct)),
     };
   });
   const fastify = base.find((r) => r.contender === 'fastify');

@@ -1,5 +1,6 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CLK_TCK, cpuTicks } from './proc.ts';
 
 const SCRIPT = fileURLToPath(new URL('./wrk-report.lua', import.meta.url));
 
@@ -21,6 +22,8 @@ export interface WrkResult {
   rps: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
   errors: { connect: number; read: number; write: number; status: number; timeout: number };
+  /** wrk's own CPU seconds (sampled every 50 ms, so up to 50 ms short). */
+  cpuS: number;
 }
 
 interface Raw {
@@ -43,7 +46,12 @@ export function runWrk(o: LoadOptions): Promise<WrkResult> {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.once('error', reject);
+    let ticks = 0;
+    const poll = setInterval(() => {
+      ticks = Math.max(ticks, cpuTicks(child.pid ?? 0));
+    }, 50);
     child.once('close', (code) => {
+      clearInterval(poll);
       const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
       if (code !== 0 || line === undefined) return reject(new Error(`wrk failed (exit ${code}):\n${out}`));
       const raw = JSON.parse(line.slice('BENCH_JSON '.length)) as Raw;
@@ -55,6 +63,7 @@ export function runWrk(o: LoadOptions): Promise<WrkResult> {
         rps: raw.requests / (raw.duration_us / 1e6),
         latencyMs: { p50: ms(l.p50), p90: ms(l.p90), p99: ms(l.p99), max: ms(l.max), mean: ms(l.mean) },
         errors: raw.errors,
+        cpuS: ticks / CLK_TCK,
       });
     });
   });

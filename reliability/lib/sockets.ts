@@ -1,0 +1,168 @@
+import { connect, type Socket } from 'node:net';
+import { now, sleep } from './clock.ts';
+import { tcpStates } from './proc.ts';
+
+/** An idle keep-alive connection: one request answered, then silence; `closedAt` is when the server ended it. */
+export interface IdleSocket {
+  socket: Socket;
+  pid: number | undefined;
+  /** First of 'end' / 'close' seen, ms since the epoch. */
+  closedAt: number | undefined;
+}
+
+/** Opens `count` keep-alive connections, each answered once by `GET /who`, then left idle. */
+export async function openIdleSockets(port: number, count: number): Promise<IdleSocket[]> {
+  return Promise.all(Array.from({ length: count }, () => openIdle(port)));
+}
+
+function openIdle(port: number): Promise<IdleSocket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const idle: IdleSocket = { socket, pid: undefined, closedAt: undefined };
+    let received = '';
+    const onData = (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+      const head = received.indexOf('\r\n\r\n');
+      if (head === -1) return;
+      const length = Number(/content-length:\s*(\d+)/i.exec(received.slice(0, head))?.[1] ?? 0);
+      if (received.length < head + 4 + length) return;
+      socket.off('data', onData);
+      idle.pid = Number(/"pid":(\d+)/.exec(received)?.[1]);
+      resolve(idle);
+    };
+    const closed = () => {
+      idle.closedAt ??= now();
+    };
+    socket.on('data', onData);
+    socket.on('end', closed);
+    socket.on('close', closed);
+    socket.on('error', (error) => {
+      closed();
+      if (idle.pid === undefined) reject(error);
+    });
+    socket.write(`GET /who HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: keep-alive\r\n\r\n`);
+  });
+}
+
+export type SlowKind = 'slow-headers' | 'slow-body' | 'slow-read';
+
+export interface SlowResult {
+  kind: SlowKind;
+  openedAt: number;
+  /** When the server ended the connection; undefined when it was still open at `maxMs`. */
+  closedAt: number | undefined;
+  /** `closedAt - openedAt`. */
+  cutAfterMs: number | undefined;
+  /** Status line the server sent before closing, if any (e.g. `HTTP/1.1 408 Request Timeout`). */
+  statusLine: string | undefined;
+  bytesSent: number;
+}
+
+/**
+ * One slow client on a raw socket, ended by the server or given up after `maxMs`:
+ * - `slow-headers` (slowloris): the request line, then one header line every `tickMs`, never the blank line;
+ * - `slow-body`: a complete head announcing a 100 kB JSON body, then one byte every `tickMs`;
+ * - `slow-read`: `pipelined` requests for a 4 MiB response, and the socket never read.
+ */
+export function slowClient(port: number, kind: SlowKind, tickMs: number, maxMs: number, pipelined = 4): Promise<SlowResult> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    const result: SlowResult = { kind, openedAt: now(), closedAt: undefined, cutAfterMs: undefined, statusLine: undefined, bytesSent: 0 };
+    let ticker: NodeJS.Timeout | undefined;
+    let first = '';
+    const send = (text: string) => {
+      if (!socket.writable) return;
+      socket.write(text);
+      result.bytesSent += text.length;
+    };
+    let unwatch = () => {};
+    const finish = () => {
+      unwatch();
+      clearInterval(ticker);
+      clearTimeout(giveUp);
+      socket.destroy();
+      resolve(result);
+    };
+    let gaveUp = false;
+    const giveUp = setTimeout(() => {
+      gaveUp = true;
+      unwatch();
+      clearInterval(ticker);
+      socket.destroy();
+      resolve(result);
+    }, maxMs);
+    socket.once('connect', () => {
+      result.openedAt = now();
+      const host = `Host: 127.0.0.1:${port}\r\n`;
+      if (kind === 'slow-headers') {
+        send(`GET /who HTTP/1.1\r\n${host}`);
+        let n = 0;
+        ticker = setInterval(() => send(`X-Trickle-${n++}: ${n}\r\n`), tickMs);
+      } else if (kind === 'slow-body') {
+        send(`POST /upload HTTP/1.1\r\n${host}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[`);
+        ticker = setInterval(() => send('1'), tickMs);
+      } else {
+        for (let i = 0; i < pipelined; i++) send(`GET /big?kb=4096 HTTP/1.1\r\n${host}\r\n`);
+        socket.pause();
+        // a socket that is never read reports no 'end': ask the kernel whether the server closed its side
+        unwatch = watchClosed(socket.localPort ?? 0, port, closed);
+      }
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (first.length < 200) first += chunk.toString('latin1');
+      result.statusLine ??= first.includes('\r\n') ? first.slice(0, first.indexOf('\r\n')) : undefined;
+    });
+    const closed = () => {
+      if (gaveUp) return;
+      if (result.closedAt === undefined) {
+        result.closedAt = now();
+        result.cutAfterMs = result.closedAt - result.openedAt;
+      }
+      finish();
+    };
+    socket.on('end', closed);
+    socket.on('close', closed);
+    socket.on('error', closed);
+  });
+}
+
+/** Sockets whose server side we watch through the kernel, polled together once a second. */
+const watched = new Map<{ local: number; remote: number }, () => void>();
+let poller: NodeJS.Timeout | undefined;
+
+function watchClosed(local: number, remote: number, onClosed: () => void): () => void {
+  const key = { local, remote };
+  watched.set(key, onClosed);
+  poller ??= setInterval(() => {
+    const keys = [...watched.keys()];
+    const states = tcpStates(keys);
+    keys.forEach((k, i) => {
+      const state = states[i];
+      if (state === undefined || state === 'CLOSE_WAIT' || state === 'CLOSE') watched.get(k)?.();
+    });
+  }, 1_000);
+  return () => {
+    watched.delete(key);
+    if (watched.size === 0) {
+      clearInterval(poller);
+      poller = undefined;
+    }
+  };
+}
+
+/** Runs `count` slow clients of one kind, started `staggerMs` apart. */
+export async function slowClients(
+  port: number,
+  kind: SlowKind,
+  count: number,
+  tickMs: number,
+  maxMs: number,
+  staggerMs = 20,
+): Promise<SlowResult[]> {
+  const runs: Promise<SlowResult>[] = [];
+  for (let i = 0; i < count; i++) {
+    runs.push(slowClient(port, kind, tickMs, maxMs));
+    await sleep(staggerMs);
+  }
+  return Promise.all(runs);
+}
