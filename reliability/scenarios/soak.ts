@@ -67,7 +67,7 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
     sample();
     const sampler = setInterval(sample, sampleMs);
     // the workers' V8 heap (summed by the primary's /metrics): tells heap sizing (total) from live objects (used)
-    const heap: { t: number; used: number; total: number }[] = [];
+    const heap: { t: number; used: number; total: number; external: number }[] = [];
     const heapSampler = setInterval(() => {
       fetchText(cluster.metricsPort, '/metrics').then(
         (text) =>
@@ -75,6 +75,7 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
             t: now() - started,
             used: sumSeries(text, 'nodejs_heap_size_used_bytes') / MB,
             total: sumSeries(text, 'nodejs_heap_size_total_bytes') / MB,
+            external: sumSeries(text, 'nodejs_external_memory_bytes') / MB,
           }),
         () => {},
       );
@@ -117,6 +118,7 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
     const heapAfter = heap.filter((h) => h.t >= warmupMs);
     const heapUsedSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.used })));
     const heapTotalSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.total })));
+    const externalSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.external })));
     const total = slope(after.map((s) => ({ x: s.t / 60_000, y: [...s.rss.values()].reduce((a, b) => a + b, 0) })));
     const first = samples[0];
     const last = samples.at(-1);
@@ -169,9 +171,10 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
         info(NAME, 'RSS slope after warm-up, per process', perPid.map((p) => `${p.role} ${fmt(p.slope, 2)}`).join(', ') + ' MB/min'),
         info(
           NAME,
-          "workers' V8 heap after warm-up: used / total, slope (start → end)",
+          "workers' V8 heap after warm-up: used / total / external, slope (start → end)",
           `${fmt(heapUsedSlope, 2)} MB/min (${fmt(heapAfter[0]?.used ?? Number.NaN)} → ${fmt(heapAfter.at(-1)?.used ?? Number.NaN)} MB) / ` +
-            `${fmt(heapTotalSlope, 2)} MB/min (${fmt(heapAfter[0]?.total ?? Number.NaN)} → ${fmt(heapAfter.at(-1)?.total ?? Number.NaN)} MB)`,
+            `${fmt(heapTotalSlope, 2)} MB/min (${fmt(heapAfter[0]?.total ?? Number.NaN)} → ${fmt(heapAfter.at(-1)?.total ?? Number.NaN)} MB) / ` +
+            `${fmt(externalSlope, 2)} MB/min (${fmt(heapAfter[0]?.external ?? Number.NaN)} → ${fmt(heapAfter.at(-1)?.external ?? Number.NaN)} MB)`,
         ),
         judged(
           NAME,
