@@ -119,7 +119,12 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
     const heapUsedSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.used })));
     const heapTotalSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.total })));
     const externalSlope = slope(heapAfter.map((h) => ({ x: h.t / 60_000, y: h.external })));
-    const total = slope(after.map((s) => ({ x: s.t / 60_000, y: [...s.rss.values()].reduce((a, b) => a + b, 0) })));
+    const treeSlope = (points: typeof samples) =>
+      slope(points.map((s) => ({ x: s.t / 60_000, y: [...s.rss.values()].reduce((a, b) => a + b, 0) })));
+    const total = treeSlope(after);
+    // a leak grows steadily; heap sizing and allocator arenas grow less and less: compare the two halves of the window
+    const middle = warmupMs + (soakMs - warmupMs) / 2;
+    const halves = [treeSlope(after.filter((s) => s.t < middle)), treeSlope(after.filter((s) => s.t >= middle))];
     const first = samples[0];
     const last = samples.at(-1);
     const sumRss = (s: typeof first) => (s === undefined ? Number.NaN : [...s.rss.values()].reduce((a, b) => a + b, 0));
@@ -169,6 +174,11 @@ export async function soak(ctx: Context): Promise<ScenarioOutcome> {
           ? judged(NAME, slopeFigure, slopeValue, `< ${SLOPE_TARGET_MB_PER_MIN} MB/min`, total < SLOPE_TARGET_MB_PER_MIN)
           : info(NAME, `${slopeFigure} (short soak: indicative)`, slopeValue),
         info(NAME, 'RSS slope after warm-up, per process', perPid.map((p) => `${p.role} ${fmt(p.slope, 2)}`).join(', ') + ' MB/min'),
+        info(
+          NAME,
+          'RSS slope of the whole tree, first / second half after warm-up',
+          `${fmt(halves[0] ?? Number.NaN, 2)} / ${fmt(halves[1] ?? Number.NaN, 2)} MB/min`,
+        ),
         info(
           NAME,
           "workers' V8 heap after warm-up: used / total / external, slope (start → end)",
