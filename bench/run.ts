@@ -7,7 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { buildCompiled } from './lib/build.ts';
-import { CONTENDERS, SCENARIOS } from './lib/contenders.ts';
+import { CONTENDERS, RUN_ORDER, SCENARIOS } from './lib/contenders.ts';
 import { loadRun, type Run } from './lib/load.ts';
 import { machineMeta } from './lib/meta.ts';
 import { parseOptions } from './lib/options.ts';
@@ -18,8 +18,7 @@ import { type Results, writeReport } from './lib/report.ts';
 import { SCRAPE_CLUSTER, SCRAPE_STANDALONE, scrapeLatency } from './lib/scrape.ts';
 import { freePort, ROOT, runtime, ServerProcess } from './lib/server-process.ts';
 import { CLUSTER, coldStarts, exitWithIdleConnections, rssOf, STANDALONE } from './lib/startup.ts';
-import { ratio } from './lib/stats.ts';
-import { type Extras, type Row, summarize, targets } from './lib/summary.ts';
+import { type Extras, NOISY_PCT, pairedRatio, type Row, summarize, targets } from './lib/summary.ts';
 import { ensureWrk } from './lib/wrk.ts';
 
 const opts = parseOptions(process.argv.slice(2));
@@ -28,8 +27,6 @@ const pin = availableParallelism() >= 2;
 const [serverCore, wrkCore] = pin ? [0, 1] : [undefined, undefined];
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
-/** Above this much CPU of other processes (in % of one core over a run), a run is repeated. */
-const NOISY_PCT = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const scenarios = SCENARIOS.filter((s) => opts.scenarios === undefined || opts.scenarios.includes(s.name));
 const fromSource = { root: ROOT, source: true };
@@ -72,9 +69,10 @@ for (const [name, server] of servers) {
 }
 
 const runs: Run[] = [];
+const order = [...contenders].sort((a, b) => RUN_ORDER.indexOf(a.name) - RUN_ORDER.indexOf(b.name));
 for (let round = 0; round <= opts.rounds; round++) {
   for (const s of scenarios) {
-    for (const c of contenders) {
+    for (const c of order) {
       const settings = {
         connections: opts.connections,
         durationS: round === 0 ? opts.warmupS : opts.durationS,
@@ -116,9 +114,8 @@ log('done');
 const rows: Record<string, Row[]> = Object.fromEntries(scenarios.map((s) => [s.name, summarize(runs, contenders, s)]));
 const tracing: Results['tracing'] = {};
 for (const s of scenarios) {
-  const full = rows[s.name]?.find((r) => r.contender === 'flotilla-full');
-  const noop = rows[s.name]?.find((r) => r.contender === 'flotilla-no-tracing');
-  if (full && noop) tracing[s.name] = { rpsRatio: ratio(full.rps, noop.rps), cpuRatio: ratio(full.cpuPer1k, noop.cpuPer1k) };
+  const ratio = (metric: 'rps' | 'cpuPer1k') => pairedRatio(runs, s.name, 'flotilla-full', 'flotilla-no-tracing', metric);
+  if (contenders.some((c) => c.name === 'flotilla-no-tracing')) tracing[s.name] = { rpsRatio: ratio('rps'), cpuRatio: ratio('cpuPer1k') };
 }
 const results: Results = {
   meta: {
@@ -134,7 +131,7 @@ const results: Results = {
       : 'none (fewer than 2 cores)',
     notes: [
       'CPU s / 1k req: utime + stime from /proc/<pid>/stat of every server process (cluster: primary + workers), per 1 000 completed requests.',
-      'noise %: CPU time of every other process (and steal) on the machine during a run, in % of one core (highest over the rounds kept).',
+      `noise %: CPU time of every other process (and steal) on the machine during a run, in % of one core; a run above ${NOISY_PCT} % is measured again once the machine is idle, and left out of the medians when 3 quieter rounds exist (rounds column: used/measured); the column shows the highest noise among the rounds used.`,
       'The no-op tracer row replaces the App tracer with app.setTracer(noopTracer): the App has no switch to turn tracing off.',
     ],
   },
@@ -144,6 +141,6 @@ const results: Results = {
   runs,
   extras,
   tracing,
-  targets: targets(rows, extras),
+  targets: targets(runs, rows, extras),
 };
 process.stdout.write(`\n${writeReport(`${ROOT}bench/results`, opts.out, results)}\n`);

@@ -41,6 +41,22 @@ export const CONTENDERS: readonly Contender[] = [
   },
 ];
 
+/**
+ * The order of the runs within a round: each pair a target compares (lean and
+ * floor, flotilla full and Fastify, the cluster and flotilla full) runs back
+ * to back, so that a slow spell of the host hits both sides alike.
+ */
+export const RUN_ORDER: readonly string[] = [
+  'floor',
+  'flotilla-lean',
+  'fastify',
+  'flotilla-full',
+  'flotilla-cluster',
+  'flotilla-no-tracing',
+  'express',
+  'flotilla-cluster-unpinned',
+];
+
 export interface Scenario {
   name: string;
   title: string;

@@ -23,14 +23,14 @@ const x = (v: number) => (Number.isNaN(v) ? '–' : v.toFixed(2));
 
 function throughputTable(rows: Row[]): string {
   const head =
-    '| contender | req/s | (rounds: min–max) | p50 ms | p99 ms | CPU s / 1k req | req/s vs Fastify | CPU vs Fastify | req/s vs floor | CPU vs floor | errors | noise % |\n' +
+    '| contender | req/s | rounds used: min–max | p50 ms | p99 ms | CPU s / 1k req | req/s vs Fastify | CPU vs Fastify | req/s vs floor | CPU vs floor | errors | noise % |\n' +
     '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n';
   return (
     head +
     rows
       .map(
         (r) =>
-          `| ${r.title} | ${int(r.rps)} | ${kilo(r.rpsRange[0])}–${kilo(r.rpsRange[1])} | ${n(r.p50Ms)} | ${n(r.p99Ms)} | ${n(r.cpuPer1k)} | ${x(r.rpsVsFastify)} | ${x(r.cpuVsFastify)} | ` +
+          `| ${r.title} | ${int(r.rps)} | ${r.roundsUsed}/${r.rounds}: ${kilo(r.rpsRange[0])}–${kilo(r.rpsRange[1])} | ${n(r.p50Ms)} | ${n(r.p99Ms)} | ${n(r.cpuPer1k)} | ${x(r.rpsVsFastify)} | ${x(r.cpuVsFastify)} | ` +
           `${x(r.rpsVsFloor)} | ${x(r.cpuVsFloor)} | ${r.errors} | ${Math.round(r.maxForeignPct)} |`,
       )
       .join('\n')

@@ -17,8 +17,3 @@ export function percentile(values: readonly number[], p: number): number {
 export function sig(value: number, digits = 3): number {
   return Number.isFinite(value) && value !== 0 ? Number(value.toPrecision(digits)) : value;
 }
-
-/** `a / b`, rounded to 2 decimals; NaN when either is missing. */
-export function ratio(a: number | undefined, b: number | undefined): number {
-  return a === undefined || b === undefined || b === 0 ? Number.NaN : Math.round((a / b) * 100) / 100;
-}

@@ -1,3 +1,4 @@
+import { subscribe } from 'node:diagnostics_channel';
 import { Client } from 'undici';
 import { now, sleep } from './clock.ts';
 
@@ -9,7 +10,10 @@ export interface Outcome {
   path: string;
   /** The request was meant to fail (`/work?fail=1`). */
   planned: boolean;
+  /** When the request was handed to undici. */
   sentAt: number;
+  /** When undici wrote its head to the socket (diagnostics channel `undici:client:sendHeaders`); undefined if never written. */
+  writtenAt: number | undefined;
   endAt: number;
   /** Pid of the worker that answered the previous request on the same open socket; undefined on a new socket. */
   boundPid: number | undefined;
@@ -117,6 +121,7 @@ export class Load {
         path,
         planned,
         sentAt,
+        writtenAt: undefined,
         endAt: 0,
         boundPid,
         status: 0,
@@ -134,6 +139,8 @@ export class Load {
         outcome.error = `${e.code ?? e.name}: ${e.message}`;
       }
       outcome.endAt = now();
+      outcome.writtenAt = written.get(requestId);
+      written.delete(requestId);
       if (o.record ?? true) this.outcomes.push(outcome);
       o.onOutcome?.(outcome);
       // closed loop: do not spin on a refused port
@@ -141,6 +148,16 @@ export class Load {
     }
   }
 }
+
+/**
+ * When each request's head went to its socket, by request id: a busy client can hand a request to undici
+ * before an event and write it after, and what the server can have received is what was written.
+ */
+const written = new Map<string, number>();
+subscribe('undici:client:sendHeaders', (message) => {
+  const id = /x-request-id: (rel-[\d-]+)/i.exec((message as { headers: string }).headers)?.[1];
+  if (id !== undefined) written.set(id, now());
+});
 
 function pidOf(text: string): number | undefined {
   const match = /"pid":(\d+)/.exec(text);

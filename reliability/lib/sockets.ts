@@ -56,6 +56,8 @@ export interface SlowResult {
   /** Status line the server sent before closing, if any (e.g. `HTTP/1.1 408 Request Timeout`). */
   statusLine: string | undefined;
   bytesSent: number;
+  /** slow-read: the kernel's state of the server's side of the socket once cut (`FIN_WAIT1`: closed, its send queue still held). */
+  serverState?: string | undefined;
 }
 
 /**
@@ -105,7 +107,12 @@ export function slowClient(port: number, kind: SlowKind, tickMs: number, maxMs: 
         for (let i = 0; i < pipelined; i++) send(`GET /big?kb=4096 HTTP/1.1\r\n${host}\r\n`);
         socket.pause();
         // a socket that is never read reports no 'end': ask the kernel whether the server closed its side
-        unwatch = watchClosed(socket.localPort ?? 0, port, closed);
+        unwatch = watchClosed(socket.localPort ?? 0, port, (serverState, at) => {
+          result.serverState = serverState;
+          result.closedAt = at;
+          result.cutAfterMs = at - result.openedAt;
+          closed();
+        });
       }
     });
     socket.on('data', (chunk: Buffer) => {
@@ -127,18 +134,43 @@ export function slowClient(port: number, kind: SlowKind, tickMs: number, maxMs: 
 }
 
 /** Sockets whose server side we watch through the kernel, polled together once a second. */
-const watched = new Map<{ local: number; remote: number }, () => void>();
+interface Watch {
+  onClosed: (serverState: string | undefined, at: number) => void;
+  /** When the socket first looked closed, and the server side's state then. */
+  seenAt: number | undefined;
+  state: string | undefined;
+}
+const watched = new Map<{ local: number; remote: number }, Watch>();
 let poller: NodeJS.Timeout | undefined;
 
-function watchClosed(local: number, remote: number, onClosed: () => void): () => void {
+/**
+ * Calls `onClosed` once the server has closed its side of our connection `local` → `remote`. Our side
+ * cannot tell while we do not read: the server's FIN waits behind the data it still has queued for us.
+ * The server's side tells at once: it leaves ESTABLISHED (FIN_WAIT1, the kernel keeping its send queue).
+ * /proc/net/tcp is not read atomically and may miss a socket: two polls in a row must agree; the first
+ * one's time counts.
+ */
+function watchClosed(local: number, remote: number, onClosed: (serverState: string | undefined, at: number) => void): () => void {
   const key = { local, remote };
-  watched.set(key, onClosed);
+  watched.set(key, { onClosed, seenAt: undefined, state: undefined });
   poller ??= setInterval(() => {
     const keys = [...watched.keys()];
-    const states = tcpStates(keys);
+    const states = tcpStates(keys.flatMap((k) => [k, { local: k.remote, remote: k.local }]));
+    const at = now();
     keys.forEach((k, i) => {
-      const state = states[i];
-      if (state === undefined || state === 'CLOSE_WAIT' || state === 'CLOSE') watched.get(k)?.();
+      const watch = watched.get(k);
+      if (watch === undefined) return;
+      const ours = states[2 * i];
+      const server = states[2 * i + 1];
+      const closed = server !== 'ESTABLISHED' || ours === undefined || ours === 'CLOSE_WAIT' || ours === 'CLOSE';
+      if (!closed) {
+        watch.seenAt = undefined;
+      } else if (watch.seenAt === undefined) {
+        watch.seenAt = at;
+        watch.state = server;
+      } else {
+        watch.onClosed(watch.state, watch.seenAt);
+      }
     });
   }, 1_000);
   return () => {
