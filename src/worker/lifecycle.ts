@@ -64,8 +64,8 @@ export class Lifecycle {
     try {
       let address = { host: config.host, port: config.port };
       if (this.#app.role !== 'primary') {
-        this.#server = createHttpServer(config, this.#parts.handler);
-        this.#connections = new ConnectionTracker(this.#server);
+        this.#server = createHttpServer(config);
+        this.#connections = new ConnectionTracker(this.#server, this.#parts.handler);
         address = await listenOn(this.#server, config.port, config.host);
       }
       if (this.#parts.servesMetrics) {

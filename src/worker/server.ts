@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ResolvedConfig } from '../config/types.ts';
 import { ERROR_CODES, type ErrorCode, problemType } from '../errors/codes.ts';
@@ -8,23 +8,21 @@ import { ERROR_CODES, type ErrorCode, problemType } from '../errors/codes.ts';
  * and time, bounded request time, keep-alive longer than common load
  * balancers' idle timeouts, and problem+json answers to malformed requests.
  */
-export function createHttpServer(config: ResolvedConfig, handler: (req: IncomingMessage, res: ServerResponse) => void): Server {
+export function createHttpServer(config: ResolvedConfig): Server {
   const { limits, timeouts } = config;
-  const server = createServer(
-    {
-      maxHeaderSize: limits.headerBytes,
-      headersTimeout: timeouts.headersMs,
-      requestTimeout: timeouts.requestMs,
-      keepAliveTimeout: timeouts.keepAliveMs,
-      connectionsCheckingInterval: Math.min(2_000, timeouts.headersMs),
-      // checked by the pipeline instead, so that the 400 is a problem like every other one
-      requireHostHeader: false,
-      insecureHTTPParser: false,
-    },
-    handler,
-  );
+  const server = createServer({
+    maxHeaderSize: limits.headerBytes,
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionsCheckingInterval: Math.min(2_000, timeouts.headersMs),
+    // checked by the pipeline instead, so that the 400 is a problem like every other one
+    requireHostHeader: false,
+    insecureHTTPParser: false,
+  });
   server.maxRequestsPerSocket = 0;
-  // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long.
+  // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long
+  // (by the ConnectionTracker, which resets rather than closes such a connection).
   server.timeout = timeouts.socketMs;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes));
   return server;
