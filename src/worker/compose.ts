@@ -1,16 +1,21 @@
 import type { Ctx } from './ctx.ts';
 import type { Handler, Middleware } from './route.ts';
 
+/** A route's middlewares and handler as one step; synchronous when all of it is. */
+export type RouteRun = (ctx: Ctx) => void | Promise<void>;
+
 /**
  * Composes onion-style middlewares around a handler into one function. A
  * handler's returned value (other than `undefined`, or the ctx itself that a
  * chained `ctx.status(…).setHeader(…)` returns) becomes a 200 JSON reply
- * unless the handler already chose a reply.
+ * unless the handler already chose a reply. A synchronous handler without
+ * middlewares runs without a promise: most routes cost no microtask.
  */
-export function compose(middlewares: readonly Middleware[], handler: Handler): (ctx: Ctx) => Promise<void> {
-  const run = async (ctx: Ctx) => {
-    const value = await handler(ctx);
-    if (value !== undefined && value !== ctx && ctx.reply.kind === 'none') ctx.reply = { kind: 'json', value };
+export function compose(middlewares: readonly Middleware[], handler: Handler): RouteRun {
+  const run = (ctx: Ctx): void | Promise<void> => {
+    const value = handler(ctx);
+    if (isThenable(value)) return Promise.resolve(value).then((settled) => adopt(ctx, settled));
+    adopt(ctx, value);
   };
   if (middlewares.length === 0) return run;
   return (ctx) => {
@@ -24,4 +29,12 @@ export function compose(middlewares: readonly Middleware[], handler: Handler): (
     };
     return dispatch(0);
   };
+}
+
+function adopt(ctx: Ctx, value: unknown): void {
+  if (value !== undefined && value !== ctx && ctx.reply.kind === 'none') ctx.reply = { kind: 'json', value };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }

@@ -17,11 +17,27 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
     {
       level: config.logging.level,
       base: { service: config.serviceName, pid: process.pid, ...bindings },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       formatters: { level: (label) => ({ level: label }), log: redactCredentials },
     },
     stream ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+let lastMs = 0;
+let lastTime = '';
+
+/**
+ * pino's `isoTime`, formatted once per millisecond: a busy worker writes many
+ * lines within the same millisecond, and `toISOString` showed in its profile.
+ */
+export function isoTime(): string {
+  const now = Date.now();
+  if (now !== lastMs) {
+    lastMs = now;
+    lastTime = `,"time":"${new Date(now).toISOString()}"`;
+  }
+  return lastTime;
 }
 
 /** Returns the line with credential headers redacted; the caller's objects are never modified. */

@@ -53,16 +53,24 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     };
     res.once('finish', () => end(true));
     res.once('close', () => end(false));
-    otelContext
-      .with(ctx.otel, () => route(host, ctx, url))
-      .then(
+    let routed: void | Promise<void>;
+    try {
+      routed = otelContext.with(ctx.otel, route, undefined, host, ctx, url);
+    } catch (error) {
+      fail(host, ctx, error);
+      return;
+    }
+    if (routed === undefined) respond(host, ctx);
+    else
+      routed.then(
         () => respond(host, ctx),
         (error: unknown) => fail(host, ctx, error),
       );
   };
 }
 
-async function route(host: PipelineHost, ctx: Ctx, url: string): Promise<void> {
+/** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */
+function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> {
   checkHost(ctx.req);
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
@@ -74,7 +82,7 @@ async function route(host: PipelineHost, ctx: Ctx, url: string): Promise<void> {
   ctx.params = found.params;
   ctx.query = found.query;
   found.entry.validator.head(ctx);
-  await found.entry.run(ctx);
+  return found.entry.run(ctx);
 }
 
 /** An HTTP/1.1 request has exactly one Host header (RFC 9112 §3.2); node:http alone would keep the first of several. */
@@ -202,7 +210,7 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
   if (!host.logRequests) return;
   const line = {
     requestId: ctx.requestId,
-    ...(ctx.traceId === undefined ? {} : { traceId: ctx.traceId }),
+    traceId: ctx.traceId, // left out of the line when undefined
     method: ctx.method,
     route,
     path: ctx.path,

@@ -1,8 +1,7 @@
 import FindMyWay from 'find-my-way';
 import { KError } from '../errors/k-error.ts';
 import { readJsonBody } from './body.ts';
-import { compose } from './compose.ts';
-import type { Ctx } from './ctx.ts';
+import { compose, type RouteRun } from './compose.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
@@ -10,7 +9,7 @@ import { compileValidator, type RequestValidator } from './validation.ts';
 export interface RouteEntry {
   readonly route: Route;
   readonly validator: RequestValidator;
-  readonly run: (ctx: Ctx) => Promise<void>;
+  readonly run: RouteRun;
 }
 
 export type Lookup =

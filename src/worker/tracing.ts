@@ -1,4 +1,14 @@
-import { type Context, propagation, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import type { Ctx } from './ctx.ts';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
@@ -22,7 +32,8 @@ export function startServerSpan(tracer: Tracer, ctx: Ctx): Span {
     },
     parent,
   );
-  ctx.otel = trace.setSpan(parent, span);
+  // Without an SDK the span is a blank no-op: a context carrying it would only cost an allocation.
+  ctx.otel = parent === ROOT_CONTEXT && !isSpanContextValid(span.spanContext()) ? ROOT_CONTEXT : trace.setSpan(parent, span);
   if (span.isRecording()) {
     const { req } = ctx;
     const [host = '', port] = splitHost(req.headers.host ?? '');
