@@ -23,7 +23,12 @@ export async function serveMetrics(
       return;
     }
     source.collect().then(
-      (text) => res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store' }).end(text),
+      (text) => {
+        // Encoded once, sent with its length in one write rather than chunked.
+        const body = Buffer.from(text);
+        res.writeHead(200, { 'Content-Type': source.contentType, 'Cache-Control': 'no-store', 'Content-Length': body.length });
+        res.end(req.method === 'HEAD' ? undefined : body);
+      },
       (error: unknown) => {
         source.onError?.(error);
         res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('metrics collection failed\n');

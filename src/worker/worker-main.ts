@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { loadService } from '../cluster/load-service.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import { describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { App } from './app.ts';
 
 /**
@@ -56,7 +57,7 @@ process.on('message', (message: unknown) => {
     void shutdown('primary');
   } else {
     app.registry.getMetricsAsJSON().then(
-      (metrics) => send(msg.metricsResponse(message.id, metrics)),
+      (metrics) => send(msg.metricsResponse(message.id, toMetricFamilies(metrics))),
       (error: unknown) => app.logger.error({ err: error }, 'metrics collection failed'),
     );
   }

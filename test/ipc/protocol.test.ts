@@ -8,12 +8,32 @@ import {
   isWorkerMessage,
   MAX_ID_LENGTH,
   MAX_MESSAGE_LENGTH,
+  type MetricFamily,
   msg,
   type PrimaryMessage,
   type WorkerMessage,
 } from '../../src/ipc/protocol.ts';
 
-const METRICS = [{ name: 'http_requests_total', help: 'Requests', type: 'counter', values: [{ value: 3, labels: {} }], aggregator: 'sum' }];
+const METRICS: MetricFamily[] = [
+  {
+    name: 'http_requests_total',
+    help: 'Requests',
+    type: 'counter',
+    aggregator: 'sum',
+    series: ['http_requests_total{route="/a"}'],
+    values: [3],
+  },
+  {
+    name: 'd_seconds',
+    help: 'Durations',
+    type: 'histogram',
+    aggregator: 'sum',
+    series: ['route="/a",method="GET"', ''],
+    values: [1, 2, 0.5, 2, 'NaN', '+Inf', 0, 0],
+    keys: ['method="GET",route="/a"', ''],
+    buckets: ['0.1', '+Inf'],
+  },
+];
 
 const WORKER: WorkerMessage[] = [
   msg.listening(123, { host: '0.0.0.0', port: 3000 }),
@@ -92,6 +112,39 @@ test('mutated messages fail without throwing, with a reason', () => {
     assert.equal(isPrimaryMessage(value), false, describeInvalid(value));
     assert.match(describeInvalid(value), reason);
     assert.ok(describeInvalid(value).length < 200);
+  }
+});
+
+test('metric families that could break the exposition or the aggregation are refused', () => {
+  const counter = METRICS[0] as MetricFamily;
+  const histogram = METRICS[1] as MetricFamily;
+  const broken: unknown[] = [
+    { ...counter, series: ['x{a="1"}\n# TYPE x gauge'] },
+    { ...counter, series: ['x{a="1",a="2"}'] },
+    { ...counter, series: ['x{a="1"'] },
+    { ...counter, series: ['x{}'] },
+    { ...counter, series: ['x{a="un"escaped"}'] },
+    { ...counter, series: ['x{a="bad \\x escape"}'] },
+    { ...counter, series: ['x{a="new\nline"}'] },
+    { ...counter, series: ['1x'] },
+    { ...counter, values: [] },
+    { ...counter, values: [null] },
+    { ...counter, values: ['Infinity'] },
+    { ...counter, keys: [] },
+    { ...counter, aggregator: 'constructor' },
+    { ...counter, extra: 1 },
+    { ...histogram, type: 'counter' },
+    { ...histogram, buckets: [] },
+    { ...histogram, buckets: ['"'] },
+    { ...histogram, values: [1] },
+    { ...histogram, series: ['le="1"', ''] },
+    { ...histogram, series: ['route="/a"}', ''] },
+    { ...histogram, series: ['route="/a",', ''] },
+  ];
+  for (const family of broken) {
+    const message = msg.metricsResponse('m', [family as MetricFamily]);
+    assert.equal(isWorkerMessage(message), false, JSON.stringify(family));
+    assert.match(describeInvalid(message), /^flotilla:metrics-response: metrics\[0\] must be a metric family/);
   }
 });
 

@@ -1,20 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { AggregatorRegistry, Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
-import { isWorkerMessage, msg } from '../../src/ipc/protocol.ts';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { isWorkerMessage, type MetricFamily, msg } from '../../src/ipc/protocol.ts';
+import { toMetricFamilies } from '../../src/metrics/metric-families.ts';
+import { mergeFamilies } from '../../src/primary/merge-families.ts';
 
 /**
  * What broke: a `flotilla:metrics-response` passed the guard as long as each
  * metric had a name and a values array, so one worker answering
- * `[{ name: 'x', values: [] }]` (no aggregator) made prom-client's aggregation
- * throw and every scrape of the primary a 500. The guard now checks what the
- * aggregation relies on; every real `getMetricsAsJSON()` still passes.
+ * `[{ name: 'x', values: [] }]` (no aggregator) made the aggregation throw
+ * and every scrape of the primary a 500. The guard now checks what the
+ * aggregation and the exposition rely on; every real registry still passes.
  */
 
 const overIpc = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
 
-async function realMetrics(): Promise<unknown[]> {
+async function realMetrics(): Promise<MetricFamily[]> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   new Counter({ name: 'c_total', help: 'c', labelNames: ['route'], registers: [registry] }).inc({ route: '/books/:id' });
@@ -22,21 +24,28 @@ async function realMetrics(): Promise<unknown[]> {
   new Gauge({ name: 'g_inf', help: 'g', registers: [registry] }).set(Number.POSITIVE_INFINITY);
   new Histogram({ name: 'h_seconds', help: 'h', labelNames: ['status'], registers: [registry] }).observe({ status: 200 }, 0.2);
   new Summary({ name: 's', help: 's', registers: [registry], aggregator: 'average' }).observe(3);
-  return (overIpc(await registry.getMetricsAsJSON()) as unknown[]) ?? [];
+  return overIpc(toMetricFamilies(await registry.getMetricsAsJSON())) as MetricFamily[];
 }
+
+/** A line of the exposition: a comment, or a sample `name{labels} value` whose labels are well formed. */
+const LINE =
+  /^(?:# (?:HELP|TYPE) [^\n]*|[a-zA-Z_:][\w:]*(?:\{[a-zA-Z_]\w*="(?:[^"\\\n]|\\[\\"n])*"(?:,[a-zA-Z_]\w*="(?:[^"\\\n]|\\[\\"n])*")*\})? \S+|)$/;
 
 test('real metrics pass the guard and aggregate', async () => {
   const metrics = await realMetrics();
   const message = overIpc(msg.metricsResponse('id', metrics));
   assert.ok(isWorkerMessage(message));
-  const text = await AggregatorRegistry.aggregate([metrics, metrics] as never).metrics();
+  const text = mergeFamilies([metrics, metrics], new Set()).join('\n\n');
   assert.match(text, /^c_total\{route="\/books\/:id"\} 2$/m);
+  assert.match(text, /^g Nan$/m);
+  assert.match(text, /^g_inf \+Inf$/m);
 });
 
 test('metrics the aggregation cannot use are refused', () => {
-  const base = { name: 'm', help: 'h', type: 'counter', aggregator: 'sum', values: [{ value: 1, labels: {} }] };
+  const base = { name: 'm', help: 'h', type: 'counter', aggregator: 'sum', series: ['m'], values: [1] };
   const broken = [
     { name: 'm', values: [] },
+    { name: 'forged', help: 'h', type: 'gauge', values: [{ value: 'x', labels: {} }] },
     { ...base, aggregator: undefined },
     { ...base, aggregator: 'constructor' },
     { ...base, aggregator: '__proto__' },
@@ -44,37 +53,44 @@ test('metrics the aggregation cannot use are refused', () => {
     { ...base, help: undefined },
     { ...base, name: 'has space' },
     { ...base, name: '' },
-    { ...base, values: [{ value: 'x', labels: {} }] },
-    { ...base, values: [{ value: 1, labels: null }] },
+    { ...base, values: ['x'] },
     { ...base, values: [{ value: 1 }] },
-    { ...base, values: [{ value: 1, labels: { a: { nested: 1 } } }] },
-    { ...base, values: [{ value: 1, labels: {}, metricName: 'bad name' }] },
-    { ...base, values: [null] },
+    { ...base, series: ['bad name'] },
+    { ...base, series: ['m{a={"nested":1}}'] },
+    { ...base, series: [null] },
+    { ...base, buckets: ['1'] },
   ];
-  for (const metric of broken) assert.equal(isWorkerMessage(msg.metricsResponse('id', [metric])), false, JSON.stringify(metric));
+  for (const metric of broken) {
+    assert.equal(isWorkerMessage(msg.metricsResponse('id', [metric as MetricFamily])), false, JSON.stringify(metric));
+  }
 });
 
-test('property: whatever passes the guard aggregates without throwing', async () => {
+test('property: whatever passes the guard aggregates without throwing, into well-formed lines', async () => {
   const real = await realMetrics();
   const mutate = fc.record({
     index: fc.nat(),
-    field: fc.constantFrom('name', 'help', 'type', 'aggregator', 'values', 'value', 'labels', 'metricName'),
-    value: fc.oneof(fc.anything(), fc.constantFrom('sum', 'omit', 'min', 'gauge', 'histogram', 'x_bucket', null)),
+    field: fc.constantFrom('name', 'help', 'type', 'aggregator', 'series', 'values', 'keys', 'buckets', 'entry'),
+    value: fc.oneof(
+      fc.anything(),
+      fc.constantFrom('sum', 'omit', 'min', 'gauge', 'histogram', 'x_bucket', 'x{a="1"}', 'a="1",b="2"', '+Inf', 'NaN', null, [], ['1']),
+    ),
   });
   fc.assert(
     fc.property(fc.array(mutate, { maxLength: 3 }), (mutations) => {
-      const metrics = structuredClone(real) as Record<string, unknown>[];
+      const metrics = structuredClone(real) as unknown as Record<string, unknown>[];
       for (const m of mutations) {
         const metric = metrics[m.index % metrics.length] as Record<string, unknown>;
-        const values = metric['values'];
-        const entry = Array.isArray(values) && values.length > 0 ? values[m.index % values.length] : undefined;
-        if (!['value', 'labels', 'metricName'].includes(m.field)) metric[m.field] = m.value;
-        else if (typeof entry === 'object' && entry !== null) (entry as Record<string, unknown>)[m.field] = m.value;
+        if (m.field !== 'entry') metric[m.field] = m.value;
+        else {
+          const lists = [metric['series'], metric['values'], metric['keys'], metric['buckets']].filter(Array.isArray) as unknown[][];
+          const list = lists[m.index % Math.max(1, lists.length)];
+          if (list !== undefined && list.length > 0) list[m.index % list.length] = m.value;
+        }
       }
-      const message = overIpc(msg.metricsResponse('id', metrics));
+      const message = overIpc(msg.metricsResponse('id', metrics as unknown as MetricFamily[]));
       if (!isWorkerMessage(message) || message.type !== 'flotilla:metrics-response') return;
-      const registry = AggregatorRegistry.aggregate([message.metrics, real] as never);
-      void registry.metrics();
+      const text = mergeFamilies([message.metrics, real], new Set()).join('\n\n');
+      for (const line of text.split('\n')) assert.match(line, LINE);
     }),
     { numRuns: 300 },
   );
