@@ -20,9 +20,9 @@ export class Probe {
   readonly #pending = new Set<Promise<void>>();
   #stopped = false;
 
-  constructor(port: number, path: string, intervalMs: number, timeoutMs: number) {
+  constructor(port: number, path: string, intervalMs: number, timeoutMs: number, host = '127.0.0.1') {
     this.#timer = setInterval(() => {
-      const one = probeOnce(port, path, timeoutMs).then((r) => {
+      const one = probeOnce(port, path, timeoutMs, host).then((r) => {
         if (!this.#stopped) this.results.push(r);
       });
       this.#pending.add(one);
@@ -39,7 +39,7 @@ export class Probe {
   }
 }
 
-export function probeOnce(port: number, path: string, timeoutMs: number): Promise<ProbeResult> {
+export function probeOnce(port: number, path: string, timeoutMs: number, host = '127.0.0.1'): Promise<ProbeResult> {
   const sentAt = now();
   return new Promise((resolve) => {
     const done = (status: number, body: string, error?: Error) => {
@@ -54,7 +54,7 @@ export function probeOnce(port: number, path: string, timeoutMs: number): Promis
       });
     };
     const req = request(
-      { host: '127.0.0.1', port, path, agent: false, headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) },
+      { host, port, path, agent: false, headers: { connection: 'close' }, signal: AbortSignal.timeout(timeoutMs) },
       (res) => {
         let body = '';
         res.setEncoding('utf8');

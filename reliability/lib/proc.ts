@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { isIPv4 } from 'node:net';
+import { endianness } from 'node:os';
 import { now, sleep } from './clock.ts';
 
 function read(path: string): string | undefined {
@@ -74,19 +76,38 @@ const TCP_STATES: Record<string, string> = {
   '0B': 'CLOSING',
 };
 
+/** A TCP connection as one side sees it: its ports, and its IPv4 addresses when ports alone could be ambiguous. */
+export interface TcpConnection {
+  local: number;
+  remote: number;
+  localAddress?: string | undefined;
+  remoteAddress?: string | undefined;
+}
+
 /**
  * The kernel's state of each of this machine's TCP sockets bound to `local` and connected to `remote`
  * (`CLOSE_WAIT` once the peer closed its side); undefined when no such socket exists any more. Reads
  * /proc/net/tcp* once for all of them (it lists every socket of the machine: reading it is not free),
- * and sees sockets even when their process never reads from them (a slow reader).
+ * and sees sockets even when their process never reads from them (a slow reader). `net` is the
+ * network namespace's view to read: `/proc/<pid>/net` for the namespace of process `pid`. Give the
+ * addresses when the sockets' peers are in another namespace: ports repeat across namespaces.
  */
-export function tcpStates(sockets: readonly { local: number; remote: number }[]): (string | undefined)[] {
-  const text = `${read('/proc/net/tcp') ?? ''}\n${read('/proc/net/tcp6') ?? ''}`;
-  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
-  return sockets.map(({ local, remote }) => {
-    const match = new RegExp(`:${hex(local)} [0-9A-F]+:${hex(remote)} ([0-9A-F]{2}) `).exec(text);
+export function tcpStates(sockets: readonly TcpConnection[], net = '/proc/net'): (string | undefined)[] {
+  const text = `${read(`${net}/tcp`) ?? ''}\n${read(`${net}/tcp6`) ?? ''}`;
+  const port = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
+  return sockets.map((s) => {
+    const local = `${hexAddress(s.localAddress)}:${port(s.local)}`;
+    const remote = `${hexAddress(s.remoteAddress)}:${port(s.remote)}`;
+    const match = new RegExp(`${local} ${remote} ([0-9A-F]{2}) `).exec(text);
     return match === null ? undefined : (TCP_STATES[match[1] ?? ''] ?? match[1]);
   });
+}
+
+/** A pattern for an address as /proc/net/tcp* prints it (IPv4 in host byte order; IPv4-mapped in tcp6); any address when not IPv4. */
+function hexAddress(address: string | undefined): string {
+  if (address === undefined || !isIPv4(address)) return '[0-9A-F]+';
+  const bytes = address.split('.').map((b) => Number(b).toString(16).toUpperCase().padStart(2, '0'));
+  return `[0-9A-F]*${(endianness() === 'LE' ? bytes.reverse() : bytes).join('')}`;
 }
 
 /** Clock ticks per second of /proc times (USER_HZ: 100 on every mainstream Linux). */
@@ -116,10 +137,13 @@ export function otherCpuPercent(a: CpuSnapshot, b: CpuSnapshot, cpus: number): n
   return available <= 0 ? Number.NaN : (Math.max(0, b.busy - a.busy - (b.ours - a.ours)) / available) * 100;
 }
 
-/** The kernel's TCP memory in use and its hard limit (`tcp_mem[2]`), in MB, from /proc/net/sockstat and /proc/sys. */
-export function tcpMemoryMb(): { used: number; limit: number } {
+/**
+ * The kernel's TCP memory in use (all namespaces), the level from which it is under memory pressure
+ * (`tcp_mem[1]`) and its hard limit (`tcp_mem[2]`), in MB, from /proc/net/sockstat and /proc/sys.
+ */
+export function tcpMemoryMb(): { used: number; pressure: number; limit: number } {
   const pages = Number(/TCP:.* mem (\d+)/.exec(read('/proc/net/sockstat') ?? '')?.[1] ?? Number.NaN);
-  const limit = Number((read('/proc/sys/net/ipv4/tcp_mem') ?? '').trim().split(/\s+/)[2] ?? Number.NaN);
+  const [, pressure = Number.NaN, limit = Number.NaN] = (read('/proc/sys/net/ipv4/tcp_mem') ?? '').trim().split(/\s+/).map(Number);
   const page = 4096 / 1024 / 1024;
-  return { used: pages * page, limit: limit * page };
+  return { used: pages * page, pressure: pressure * page, limit: limit * page };
 }

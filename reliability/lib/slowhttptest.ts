@@ -7,7 +7,10 @@ export type Attack = 'slowloris' | 'slow-body' | 'slow-read';
 
 export interface SlowHttpTestOptions {
   attack: Attack;
+  host: string;
   port: number;
+  /** Prepended to the command line, e.g. `ip netns exec <ns>` to run it in another network namespace. */
+  commandPrefix?: readonly string[];
   /** Connections opened in all (slowhttptest opens each once; the test ends when none is left). */
   connections: number;
   /** Connections opened per second. */
@@ -58,11 +61,12 @@ export async function runSlowHttpTest(o: SlowHttpTestOptions): Promise<SlowHttpT
     '-o',
     prefix,
     '-u',
-    `http://127.0.0.1:${o.port}${PATHS[o.attack]}`,
+    `http://${o.host}:${o.port}${PATHS[o.attack]}`,
   ];
   try {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn('slowhttptest', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      const [command = 'slowhttptest', ...rest] = [...(o.commandPrefix ?? []), 'slowhttptest', ...args];
+      const child = spawn(command, rest, { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
       child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));

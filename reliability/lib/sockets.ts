@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { now, sleep } from './clock.ts';
-import { tcpStates } from './proc.ts';
+import { type TcpConnection, tcpStates } from './proc.ts';
 
 /** An idle keep-alive connection: one request answered, then silence; `closedAt` is when the server ended it. */
 export interface IdleSocket {
@@ -46,6 +46,14 @@ function openIdle(port: number): Promise<IdleSocket> {
 
 export type SlowKind = 'slow-headers' | 'slow-body' | 'slow-read';
 
+/** The server the slow clients attack. */
+export interface SlowTarget {
+  host: string;
+  port: number;
+  /** The server's network namespace as /proc shows it (`/proc/<pid>/net`), when the clients run in another one. */
+  serverNet?: string;
+}
+
 export interface SlowResult {
   kind: SlowKind;
   openedAt: number;
@@ -66,9 +74,10 @@ export interface SlowResult {
  * - `slow-body`: a complete head announcing a 100 kB JSON body, then one byte every `tickMs`;
  * - `slow-read`: `pipelined` requests for a 4 MiB response, and the socket never read.
  */
-export function slowClient(port: number, kind: SlowKind, tickMs: number, maxMs: number, pipelined = 4): Promise<SlowResult> {
+export function slowClient(target: SlowTarget, kind: SlowKind, tickMs: number, maxMs: number, pipelined = 4): Promise<SlowResult> {
+  const { host, port } = target;
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port });
+    const socket = connect({ host, port });
     const result: SlowResult = { kind, openedAt: now(), closedAt: undefined, cutAfterMs: undefined, statusLine: undefined, bytesSent: 0 };
     let ticker: NodeJS.Timeout | undefined;
     let first = '';
@@ -95,19 +104,20 @@ export function slowClient(port: number, kind: SlowKind, tickMs: number, maxMs: 
     }, maxMs);
     socket.once('connect', () => {
       result.openedAt = now();
-      const host = `Host: 127.0.0.1:${port}\r\n`;
+      const hostLine = `Host: ${host}:${port}\r\n`;
       if (kind === 'slow-headers') {
-        send(`GET /who HTTP/1.1\r\n${host}`);
+        send(`GET /who HTTP/1.1\r\n${hostLine}`);
         let n = 0;
         ticker = setInterval(() => send(`X-Trickle-${n++}: ${n}\r\n`), tickMs);
       } else if (kind === 'slow-body') {
-        send(`POST /upload HTTP/1.1\r\n${host}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[`);
+        send(`POST /upload HTTP/1.1\r\n${hostLine}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n[`);
         ticker = setInterval(() => send('1'), tickMs);
       } else {
-        for (let i = 0; i < pipelined; i++) send(`GET /big?kb=4096 HTTP/1.1\r\n${host}\r\n`);
+        for (let i = 0; i < pipelined; i++) send(`GET /big?kb=4096 HTTP/1.1\r\n${hostLine}\r\n`);
         socket.pause();
         // a socket that is never read reports no 'end': ask the kernel whether the server closed its side
-        unwatch = watchClosed(socket.localPort ?? 0, port, (serverState, at) => {
+        const connection = { local: socket.localPort ?? 0, remote: port, localAddress: socket.localAddress, remoteAddress: host };
+        unwatch = watchClosed(connection, target.serverNet, (serverState, at) => {
           result.serverState = serverState;
           result.closedAt = at;
           result.cutAfterMs = at - result.openedAt;
@@ -140,28 +150,44 @@ interface Watch {
   seenAt: number | undefined;
   state: string | undefined;
 }
-const watched = new Map<{ local: number; remote: number }, Watch>();
+const watched = new Map<TcpConnection & { serverNet: string | undefined }, Watch>();
 let poller: NodeJS.Timeout | undefined;
 
 /**
- * Calls `onClosed` once the server has closed its side of our connection `local` → `remote`. Our side
+ * Calls `onClosed` once the server has closed its side of our `connection`. Our side
  * cannot tell while we do not read: the server's FIN waits behind the data it still has queued for us.
  * The server's side tells at once: it leaves ESTABLISHED (FIN_WAIT1, the kernel keeping its send queue).
  * /proc/net/tcp is not read atomically and may miss a socket: two polls in a row must agree; the first
- * one's time counts.
+ * one's time counts. The server's side is read from `serverNet` when the server runs in another network
+ * namespace.
  */
-function watchClosed(local: number, remote: number, onClosed: (serverState: string | undefined, at: number) => void): () => void {
-  const key = { local, remote };
+function watchClosed(
+  connection: TcpConnection,
+  serverNet: string | undefined,
+  onClosed: (serverState: string | undefined, at: number) => void,
+): () => void {
+  const key = { ...connection, serverNet };
   watched.set(key, { onClosed, seenAt: undefined, state: undefined });
   poller ??= setInterval(() => {
-    const keys = [...watched.keys()];
-    const states = tcpStates(keys.flatMap((k) => [k, { local: k.remote, remote: k.local }]));
+    // when the poll began: reading /proc/net/tcp* takes a while on a busy machine with thousands of sockets
     const at = now();
+    const keys = [...watched.keys()];
+    const ourStates = tcpStates(keys);
+    // the server's sides: one read per namespace
+    const serverStates = new Map<(typeof keys)[number], string | undefined>();
+    for (const net of new Set(keys.map((k) => k.serverNet))) {
+      const group = keys.filter((k) => k.serverNet === net);
+      const states = tcpStates(
+        group.map((k) => ({ local: k.remote, remote: k.local, localAddress: k.remoteAddress, remoteAddress: k.localAddress })),
+        net,
+      );
+      for (const [i, k] of group.entries()) serverStates.set(k, states[i]);
+    }
     keys.forEach((k, i) => {
       const watch = watched.get(k);
       if (watch === undefined) return;
-      const ours = states[2 * i];
-      const server = states[2 * i + 1];
+      const ours = ourStates[i];
+      const server = serverStates.get(k);
       const closed = server !== 'ESTABLISHED' || ours === undefined || ours === 'CLOSE_WAIT' || ours === 'CLOSE';
       if (!closed) {
         watch.seenAt = undefined;
@@ -184,7 +210,7 @@ function watchClosed(local: number, remote: number, onClosed: (serverState: stri
 
 /** Runs `count` slow clients of one kind, started `staggerMs` apart. */
 export async function slowClients(
-  port: number,
+  target: SlowTarget,
   kind: SlowKind,
   count: number,
   tickMs: number,
@@ -193,7 +219,7 @@ export async function slowClients(
 ): Promise<SlowResult[]> {
   const runs: Promise<SlowResult>[] = [];
   for (let i = 0; i < count; i++) {
-    runs.push(slowClient(port, kind, tickMs, maxMs));
+    runs.push(slowClient(target, kind, tickMs, maxMs));
     await sleep(staggerMs);
   }
   return Promise.all(runs);

@@ -1,12 +1,22 @@
 import { sleep } from '../lib/clock.ts';
 import { Cluster } from '../lib/cluster.ts';
 import type { Context, ScenarioOutcome } from '../lib/context.ts';
-import { Probe, type ProbeResult } from '../lib/probe.ts';
-import { rssMb, tcpMemoryMb } from '../lib/proc.ts';
+import { type Link, loopbackLink, MTU, openLink } from '../lib/netns.ts';
+import { Probe } from '../lib/probe.ts';
 import { info, judged, type Row } from '../lib/report.ts';
-import { type Attack, runSlowHttpTest } from '../lib/slowhttptest.ts';
-import { slowClients as runSlowClients, type SlowKind, type SlowResult } from '../lib/sockets.ts';
-import { fmt, max, min, percentile } from '../lib/stats.ts';
+import {
+  describeAttack,
+  describeCuts,
+  describeProbes,
+  describeStates,
+  latency,
+  latencyP99,
+  type SlowAttackOutcome,
+  slowAttack,
+} from '../lib/slow-attack.ts';
+import type { Attack } from '../lib/slowhttptest.ts';
+import type { SlowKind } from '../lib/sockets.ts';
+import { fmt, max } from '../lib/stats.ts';
 
 const NAME = 'slow clients';
 const HEADERS_MS = 2_000;
@@ -56,72 +66,61 @@ const ATTACKS: { attack: Attack; kind: SlowKind; timeoutKey: string; low: number
 /**
  * Slowloris, slow body and slow read against a 2-worker cluster configured
  * with `timeouts.headersMs: 2000`, `timeouts.requestMs: 5000` and
- * `timeouts.socketMs: 3000`. Each attack
- * is Debian's slowhttptest (1000 connections at 200/s, statistics on) plus 20
- * slow clients of our own on raw sockets, whose cut time we measure exactly,
- * while a probe opens a new connection every 50 ms for `GET /who`.
+ * `timeouts.socketMs: 3000`. Each attack is Debian's slowhttptest (1000
+ * connections at 200/s, statistics on) plus 20 slow clients of our own on raw
+ * sockets, whose cut time we measure exactly, while a probe opens a new
+ * connection every 50 ms for `GET /who`. The attackers reach the cluster over a
+ * veth pair with an Ethernet MTU (lib/netns.ts) when the harness can make one
+ * (root, iproute2); the slow read then runs once more over loopback, for
+ * information. Without the veth pair everything runs over loopback.
  */
 export async function slowClients(ctx: Context): Promise<ScenarioOutcome> {
-  const cluster = new Cluster({
-    runtime: ctx.runtime,
-    config: { timeouts: { headersMs: HEADERS_MS, requestMs: REQUEST_MS, socketMs: SOCKET_MS } },
-  });
+  const link = openLink();
   const rows: Row[] = [];
   const notes: string[] = [];
   try {
-    await cluster.ready();
-    const port = cluster.appPort;
-    const workers = [...cluster.workers.values()];
-    const baseline = new Probe(port, '/who', PROBE_EVERY_MS, 2_000);
+    ctx.log(`attackers over ${link.description}: ${link.clientHost} → ${link.serverHost}`);
+    await judgedRun(ctx, link, rows, notes);
+    if (link.kind === 'veth') await loopbackSlowRead(ctx, rows, notes);
+    else
+      notes.push(
+        `The attackers ran over ${link.description}: the slow-read figures then say more about loopback than about flotilla (${LOOPBACK}).`,
+      );
+    return { rows, notes };
+  } finally {
+    link.close();
+  }
+}
+
+/** The three attacks over `link`, judged against the targets. */
+async function judgedRun(ctx: Context, link: Link, rows: Row[], notes: string[]): Promise<void> {
+  const cluster = await startCluster(ctx, link);
+  try {
+    const baseline = new Probe(cluster.appPort, '/who', PROBE_EVERY_MS, 2_000, link.serverHost);
     await sleep(3_000);
     const quiet = await baseline.stop();
     rows.push(
       info(
         NAME,
         'set-up',
-        `2 workers, timeouts.headersMs ${HEADERS_MS}, requestMs ${REQUEST_MS} (node checks them every ${CHECK_INTERVAL_MS} ms), socketMs ${SOCKET_MS}; probe: new connection every ${PROBE_EVERY_MS} ms`,
+        `2 workers, timeouts.headersMs ${HEADERS_MS}, requestMs ${REQUEST_MS} (node checks them every ${CHECK_INTERVAL_MS} ms), ` +
+          `socketMs ${SOCKET_MS}; probe: new connection every ${PROBE_EVERY_MS} ms; attackers over ${link.description}`,
       ),
       info(NAME, 'probe p99 without attack', `${fmt(latencyP99(quiet), 1)} ms (${quiet.length} probes)`),
     );
-
     for (const { attack, kind, timeoutKey, low, high } of ATTACKS) {
-      ctx.log(
-        `${attack}: slowhttptest ${SLOWHTTPTEST.connections} connections at ${SLOWHTTPTEST.rate}/s + ${OWN_CLIENTS} raw-socket clients`,
-      );
-      const probe = new Probe(port, '/who', PROBE_EVERY_MS, 2_000);
-      let peakRss = 0;
-      let peakTcp = 0;
-      const tcpLimit = tcpMemoryMb().limit;
-      const sampler = setInterval(() => {
-        peakRss = Math.max(
-          peakRss,
-          workers.reduce((sum, pid) => sum + (rssMb(pid) ?? 0), 0),
-        );
-        peakTcp = Math.max(peakTcp, tcpMemoryMb().used);
-      }, 250);
-      const [report, own] = await Promise.all([
-        runSlowHttpTest({ attack, port, ...SLOWHTTPTEST }),
-        runSlowClients(port, kind, OWN_CLIENTS, OWN_TICK_MS, OWN_MAX_MS, 50),
-      ]);
-      clearInterval(sampler);
-      const probes = await probe.stop();
-      const failed = probes.filter((p) => p.status !== 200);
+      const outcome = await runAttack(ctx, cluster, link, attack, kind);
+      const { own, probes, peakTcpMb, tcp } = outcome;
+      const failed = probes.filter((p) => p.status !== 200).length;
       const p99 = latencyP99(probes);
-      ctx.log(`${attack}: probe p99 ${fmt(p99, 1)} ms, ${failed.length} failed; own clients cut after ${describeCuts(own)}`);
       const label = `${attack} (${kind === 'slow-headers' ? 'slow headers' : kind.replace('-', ' ')})`;
-      const exhausted = peakTcp >= tcpLimit * 0.95;
-      if (p99 > PROBE_TARGET_MS || failed.length > 0 || exhausted) {
-        const errors = new Map<string, number>();
-        for (const p of failed) errors.set(p.error ?? `status ${p.status}`, (errors.get(p.error ?? `status ${p.status}`) ?? 0) + 1);
+      if (p99 > PROBE_TARGET_MS || failed > 0 || peakTcpMb >= tcp.pressureMb) {
         notes.push(
-          `${attack}: probe p99 ${fmt(p99, 1)} ms (target ${PROBE_TARGET_MS}), ${failed.length} of ${probes.length} probes failed` +
-            (errors.size === 0 ? '' : ` (${[...errors].map(([e, n]) => `${n} × ${e}`).join(', ')})`) +
-            `; the kernel's TCP memory peaked at ${fmt(peakTcp)} MB for a hard limit (tcp_mem[2]) of ${fmt(tcpLimit)} MB` +
-            (exhausted
-              ? ". The slow readers' server-side send buffers (each socket's send buffer autotunes up to tcp_wmem[2], 4 MiB by default; a socket cut by " +
-                '`timeouts.socketMs` keeps its send queue as a FIN_WAIT1 orphan while the client keeps its window shut) exhaust the TCP ' +
-                "memory of the whole machine; from then on the kernel stalls every socket that needs memory, the probe's included, so how " +
-                'long the probe waits varies from run to run.'
+          `${attack}: ${describeProbes(outcome, PROBE_TARGET_MS)}; the kernel's TCP memory peaked at ${fmt(peakTcpMb)} MB ` +
+            `(memory pressure from tcp_mem[1] ${fmt(tcp.pressureMb)} MB, hard limit tcp_mem[2] ${fmt(tcp.limitMb)} MB)` +
+            (peakTcpMb >= tcp.pressureMb
+              ? ". The slow readers' server-side send queues put the kernel's TCP memory under pressure: from then on the kernel " +
+                "shrinks send buffers and, at the hard limit, grants every socket of the machine no more than a minimum, the probe's included."
               : '.'),
         );
       }
@@ -129,9 +128,9 @@ export async function slowClients(ctx: Context): Promise<ScenarioOutcome> {
         judged(
           NAME,
           `${label}: probe latency p99 during the attack`,
-          `${fmt(p99, 1)} ms (${probes.length} probes, ${failed.length} failed, max ${fmt(max(probes.map(latency)), 1)} ms)`,
+          `${fmt(p99, 1)} ms (${probes.length} probes, ${failed} failed, max ${fmt(max(probes.map(latency)), 1)} ms)`,
           `<= ${PROBE_TARGET_MS} ms`,
-          p99 <= PROBE_TARGET_MS && failed.length === 0,
+          p99 <= PROBE_TARGET_MS && failed === 0,
         ),
       );
       const inWindow = own.filter((r) => r.cutAfterMs !== undefined && r.cutAfterMs >= low && r.cutAfterMs <= high);
@@ -148,51 +147,101 @@ export async function slowClients(ctx: Context): Promise<ScenarioOutcome> {
           inWindow.length === own.length,
         ),
       );
-      if (kind === 'slow-read' && own.some((r) => r.serverState === 'FIN_WAIT1')) {
+      if (inWindow.length !== own.length) {
         notes.push(
-          `${attack}: after the cut the server's side of a slow reader's socket stays FIN_WAIT1: closed by the worker, but the kernel keeps ` +
-            'its unsent data (up to tcp_wmem[2], 4 MiB) for as long as the client keeps its window shut, so the cut does not give the TCP ' +
-            'memory back. Resetting such sockets (`socket.resetAndDestroy()`, an RST) when `timeouts.socketMs` fires would.',
+          `${attack}: our clients' cut times in the order they connected (50 ms apart), ms: ` +
+            own.map((r) => (r.cutAfterMs === undefined ? 'never' : fmt(r.cutAfterMs))).join(', ') +
+            (kind === 'slow-read' ? ' (a slow reader sees its cut at the first of two agreeing polls, once a second for all of them)' : ''),
         );
       }
-      rows.push(
-        info(
-          NAME,
-          `${label}: slowhttptest`,
-          `max ${report.maxConnected} connected at once, its probe unanswered ${report.unavailableSeconds} s of ${report.rows.length}; ` +
-            `"${report.verdict}"; workers' RSS peak ${fmt(peakRss)} MB; kernel TCP memory peak ${fmt(peakTcp)} MB (limit tcp_mem[2] ${fmt(tcpLimit)} MB)`,
-        ),
-      );
-      notes.push(`${attack}: \`${report.command.replace(`:${port}/`, ':<port>/')}\``);
+      if (kind === 'slow-read' && own.some((r) => r.serverState === 'FIN_WAIT1')) {
+        notes.push(
+          `${attack}: after the cut the server's side of a slow reader's socket stays FIN_WAIT1: closed with a FIN, not reset, so the ` +
+            'kernel keeps its unsent data for as long as the client keeps its window shut, and the cut does not give the TCP memory back. ' +
+            'A connection cut by `timeouts.socketMs` with a response unsent should be reset (`socket.resetAndDestroy()`).',
+        );
+      }
+      rows.push(info(NAME, `${label}: slowhttptest`, describeAttack(outcome, kind === 'slow-read')));
+      notes.push(`${attack}: \`${describeCommand(outcome, link, cluster.appPort)}\``);
       // let the service settle before the next attack
       await sleep(1_000);
     }
     await cluster.stop();
-    return { rows, notes };
   } finally {
     cluster.dispose();
   }
 }
 
-function latency(p: ProbeResult): number {
-  return p.status === 200 ? p.endAt - p.sentAt : Number.POSITIVE_INFINITY;
+/** The slow read once more, with the attackers on loopback beside the server: reported, not judged. */
+async function loopbackSlowRead(ctx: Context, rows: Row[], notes: string[]): Promise<void> {
+  const link = loopbackLink('127.0.0.1, MTU 65536');
+  const cluster = await startCluster(ctx, link);
+  try {
+    const outcome = await runAttack(ctx, cluster, link, 'slow-read', 'slow-read');
+    const { probes, peakTcpMb, tcp } = outcome;
+    const p99 = latencyP99(probes);
+    rows.push(
+      info(
+        NAME,
+        'slow-read over loopback (127.0.0.1, MTU 65536), not judged',
+        `probe p99 ${fmt(p99, 1)} ms (${probes.length} probes, ${probes.filter((p) => p.status !== 200).length} failed, ` +
+          `max ${fmt(max(probes.map(latency)), 1)} ms); ${describeAttack(outcome, true)}`,
+      ),
+    );
+    notes.push(
+      `slow-read over loopback (not judged): ${describeProbes(outcome, PROBE_TARGET_MS)}; our clients cut after ${describeCuts(outcome.own)}; ` +
+        `the kernel's TCP memory peaked at ${fmt(peakTcpMb)} MB (pressure from tcp_mem[1] ${fmt(tcp.pressureMb)} MB, hard limit ` +
+        `tcp_mem[2] ${fmt(tcp.limitMb)} MB). Why this differs from the ${MTU}-byte link: ${LOOPBACK}. The targets are judged over ` +
+        `the ${MTU}-byte link.`,
+    );
+    await cluster.stop();
+  } finally {
+    cluster.dispose();
+  }
 }
 
-/** p99 of the probes' latencies, a failed probe counting as infinitely slow. */
-function latencyP99(probes: readonly ProbeResult[]): number {
-  return percentile(probes.map(latency), 99);
+const LOOPBACK =
+  `on \`lo\` (MTU 65536) the MSS is ~64 kB and Linux sizes each socket's send buffer from it: a slow reader's grows to ` +
+  `tcp_wmem[2] (4 MiB) at once, where over a ${MTU}-byte MTU a reader with a small window holds ~70 kB. 1000 slow readers ` +
+  "then take the kernel's TCP memory to its hard limit instead of ~100 MB. From there the kernel grants every socket of the " +
+  'machine no more than a minimum (send buffers shrink, segments that need more are dropped and sent again): how much a probe ' +
+  'suffers then depends on the moment and on how busy the machine is';
+
+function startCluster(ctx: Context, link: Link): Promise<Cluster> {
+  const cluster = new Cluster({
+    runtime: ctx.runtime,
+    config: { host: link.serverHost, timeouts: { headersMs: HEADERS_MS, requestMs: REQUEST_MS, socketMs: SOCKET_MS } },
+  });
+  return cluster.ready().catch((error: unknown) => {
+    cluster.dispose();
+    throw error;
+  });
 }
 
-function describeStates(results: readonly SlowResult[]): string {
-  const counts = new Map<string, number>();
-  for (const r of results)
-    if (r.cutAfterMs !== undefined) counts.set(r.serverState ?? 'gone', (counts.get(r.serverState ?? 'gone') ?? 0) + 1);
-  return [...counts].map(([state, n]) => `${n} ${state}`).join(', ') || 'none cut';
+async function runAttack(ctx: Context, cluster: Cluster, link: Link, attack: Attack, kind: SlowKind): Promise<SlowAttackOutcome> {
+  const over = link.kind === 'veth' ? `the ${MTU}-byte link` : 'loopback';
+  ctx.log(
+    `${attack} over ${over}: slowhttptest ${SLOWHTTPTEST.connections} connections at ${SLOWHTTPTEST.rate}/s + ${OWN_CLIENTS} raw-socket clients`,
+  );
+  const outcome = await slowAttack({
+    attack,
+    link,
+    port: cluster.appPort,
+    workers: [...cluster.workers.values()],
+    slowhttptest: SLOWHTTPTEST,
+    own: { kind, count: OWN_CLIENTS, tickMs: OWN_TICK_MS, maxMs: OWN_MAX_MS, staggerMs: 50 },
+    probe: { everyMs: PROBE_EVERY_MS, timeoutMs: 2_000 },
+  });
+  const { probes } = outcome;
+  ctx.log(
+    `${attack} over ${over}: probe p99 ${fmt(latencyP99(probes), 1)} ms, ${probes.filter((p) => p.status !== 200).length} failed; ` +
+      `own clients cut after ${describeCuts(outcome.own)}; kernel TCP memory peak ${fmt(outcome.peakTcpMb)} MB`,
+  );
+  return outcome;
 }
 
-function describeCuts(results: readonly SlowResult[]): string {
-  const cuts = results.flatMap((r) => (r.cutAfterMs === undefined ? [] : [r.cutAfterMs]));
-  const open = results.length - cuts.length;
-  const range = cuts.length === 0 ? 'none cut' : `${fmt(min(cuts))}–${fmt(max(cuts))} ms (median ${fmt(percentile(cuts, 50))})`;
-  return open === 0 ? range : `${range}, ${open} never cut`;
+/** slowhttptest's command line, without the report prefix, port and veth address (they change from run to run). */
+function describeCommand(o: SlowAttackOutcome, link: Link, port: number): string {
+  const command = o.report.command.replace(`${link.serverHost}:${port}/`, `${link.kind === 'veth' ? '<server>' : link.serverHost}:<port>/`);
+  return link.kind === 'veth' ? `ip netns exec <clients> ${command}` : command;
 }
