@@ -1,20 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { readProc } from '../../test/helpers/proc.ts';
 
 /** Clock ticks per second of `/proc/<pid>/stat` times. */
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-function read(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
 /** utime + stime of a process (all its threads), in ticks; 0 when it is gone. */
 export function cpuTicks(pid: number): number {
-  const stat = read(`/proc/${pid}/stat`);
+  const stat = readProc(`/proc/${pid}/stat`);
   if (stat === undefined) return 0;
   // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -32,7 +25,7 @@ export function processTree(pid: number): number[] {
       continue;
     }
     for (const tid of tasks) {
-      for (const child of (read(`/proc/${tree[i]}/task/${tid}/children`) ?? '').split(' ')) {
+      for (const child of (readProc(`/proc/${tree[i]}/task/${tid}/children`) ?? '').split(' ')) {
         if (child !== '' && !tree.includes(Number(child))) tree.push(Number(child));
       }
     }
@@ -51,7 +44,7 @@ export function treeCpuSeconds(pid: number): number {
  * undefined when it is gone.
  */
 export function rssMb(pid: number): { rss: number; anon: number } | undefined {
-  const status = read(`/proc/${pid}/status`) ?? '';
+  const status = readProc(`/proc/${pid}/status`) ?? '';
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
   const rss = kb('VmRSS');
   return Number.isNaN(rss) ? undefined : { rss, anon: kb('RssAnon') };
@@ -60,7 +53,7 @@ export function rssMb(pid: number): { rss: number; anon: number } | undefined {
 /** Busy (user + nice + system) and steal seconds of each CPU (`cpu0`, `cpu1`, …) and of all (`cpu`), from /proc/stat. */
 export function cpuTimes(): Map<string, { busy: number; steal: number }> {
   const times = new Map<string, { busy: number; steal: number }>();
-  for (const line of (read('/proc/stat') ?? '').split('\n')) {
+  for (const line of (readProc('/proc/stat') ?? '').split('\n')) {
     if (!line.startsWith('cpu')) continue;
     const [name, user, nice, system, , , , , steal] = line.split(/\s+/);
     times.set(name!, { busy: (Number(user) + Number(nice) + Number(system)) / CLK_TCK, steal: Number(steal) / CLK_TCK });

@@ -1,28 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { isIPv4 } from 'node:net';
 import { endianness } from 'node:os';
+import { isAlive, readProc } from '../../test/helpers/proc.ts';
 import { now, sleep } from './clock.ts';
-
-function read(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-}
-
-/** Whether a process runs; a zombie (exited, not yet reaped) counts as gone: it runs no code and holds no socket. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-  const stat = read(`/proc/${pid}/stat`);
-  if (stat === undefined) return false;
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}
 
 /** Resolves with the time (ms epoch) at which none of `pids` was alive any more, or undefined after `timeoutMs`. */
 export async function whenGone(pids: readonly number[], timeoutMs: number, pollMs = 5): Promise<number | undefined> {
@@ -36,7 +15,7 @@ export async function whenGone(pids: readonly number[], timeoutMs: number, pollM
 
 /** VmRSS of a process in MiB; undefined when it is gone. */
 export function rssMb(pid: number): number | undefined {
-  const status = read(`/proc/${pid}/status`);
+  const status = readProc(`/proc/${pid}/status`);
   const kb = status === undefined ? undefined : /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   return kb === undefined ? undefined : Number(kb) / 1024;
 }
@@ -45,7 +24,7 @@ export function rssMb(pid: number): number | undefined {
 export function listeningPorts(): Set<number> {
   const ports = new Set<number>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of (read(file) ?? '').split('\n').slice(1)) {
+    for (const line of (readProc(file) ?? '').split('\n').slice(1)) {
       const fields = line.trim().split(/\s+/);
       if (fields[3] !== '0A') continue; // 0A = TCP_LISTEN
       const port = Number.parseInt(fields[1]?.split(':')[1] ?? '', 16);
@@ -57,8 +36,8 @@ export function listeningPorts(): Set<number> {
 
 /** The 1-minute load average and the CPU count, to say how busy the machine was. */
 export function machineLoad(): { load1: number; cpus: number } {
-  const load1 = Number((read('/proc/loadavg') ?? 'NaN').split(' ')[0]);
-  const cpus = (read('/proc/cpuinfo') ?? '').split('\n').filter((l) => l.startsWith('processor')).length;
+  const load1 = Number((readProc('/proc/loadavg') ?? 'NaN').split(' ')[0]);
+  const cpus = (readProc('/proc/cpuinfo') ?? '').split('\n').filter((l) => l.startsWith('processor')).length;
   return { load1, cpus };
 }
 
@@ -93,7 +72,7 @@ export interface TcpConnection {
  * addresses when the sockets' peers are in another namespace: ports repeat across namespaces.
  */
 export function tcpStates(sockets: readonly TcpConnection[], net = '/proc/net'): (string | undefined)[] {
-  const text = `${read(`${net}/tcp`) ?? ''}\n${read(`${net}/tcp6`) ?? ''}`;
+  const text = `${readProc(`${net}/tcp`) ?? ''}\n${readProc(`${net}/tcp6`) ?? ''}`;
   const port = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
   return sockets.map((s) => {
     const local = `${hexAddress(s.localAddress)}:${port(s.local)}`;
@@ -122,9 +101,9 @@ export interface CpuSnapshot {
 }
 
 export function cpuSnapshot(): CpuSnapshot {
-  const fields = (read('/proc/stat') ?? '').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const fields = (readProc('/proc/stat') ?? '').split('\n')[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = fields;
-  const self = read('/proc/self/stat') ?? '';
+  const self = readProc('/proc/self/stat') ?? '';
   const mine = self.slice(self.lastIndexOf(')') + 2).split(' ');
   // utime, stime, cutime, cstime are fields 14-17 (1-based); after the command name, indexes 11-14
   const ours = [11, 12, 13, 14].reduce((sum, i) => sum + Number(mine[i] ?? 0), 0);
@@ -142,8 +121,8 @@ export function otherCpuPercent(a: CpuSnapshot, b: CpuSnapshot, cpus: number): n
  * (`tcp_mem[1]`) and its hard limit (`tcp_mem[2]`), in MB, from /proc/net/sockstat and /proc/sys.
  */
 export function tcpMemoryMb(): { used: number; pressure: number; limit: number } {
-  const pages = Number(/TCP:.* mem (\d+)/.exec(read('/proc/net/sockstat') ?? '')?.[1] ?? Number.NaN);
-  const [, pressure = Number.NaN, limit = Number.NaN] = (read('/proc/sys/net/ipv4/tcp_mem') ?? '').trim().split(/\s+/).map(Number);
+  const pages = Number(/TCP:.* mem (\d+)/.exec(readProc('/proc/net/sockstat') ?? '')?.[1] ?? Number.NaN);
+  const [, pressure = Number.NaN, limit = Number.NaN] = (readProc('/proc/sys/net/ipv4/tcp_mem') ?? '').trim().split(/\s+/).map(Number);
   const page = 4096 / 1024 / 1024;
   return { used: pages * page, pressure: pressure * page, limit: limit * page };
 }

@@ -1,3 +1,4 @@
+import type { TestContext } from 'node:test';
 import type { KConfig } from '../../src/config/types.ts';
 import { App, type AppOptions } from '../../src/worker/app.ts';
 import type { Controller, Route } from '../../src/worker/route.ts';
@@ -11,6 +12,20 @@ export function testApp(config: KConfig = {}, options: AppOptions = {}): { app: 
   const logs = sink();
   const app = new App({ port: 0, host: '127.0.0.1', ...config }, { logStream: logs, handleSignals: false, ...options });
   return { app, logs };
+}
+
+/**
+ * Starts `app` listening for the length of the test `t`, closed after it
+ * (awaiting `listen()` too, which settles once the close is done). Resolves
+ * with the port.
+ */
+export async function serve(t: TestContext, app: App): Promise<number> {
+  const listening = app.listen();
+  t.after(async () => {
+    await app.close();
+    await listening;
+  });
+  return (await app.ready()).port;
 }
 
 /** A controller serving the given routes. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testApp } from '../helpers/app.ts';
+import { serve, testApp } from '../helpers/app.ts';
 import { openSocket, readUntilClose } from '../helpers/http.ts';
 
 /**
@@ -21,12 +21,7 @@ async function exchange(port: number, request: string): Promise<{ head: string; 
 
 test('a request without Host, or with two, is a 400 problem that closes the connection', async (t) => {
   const { app } = testApp();
-  const listening = app.listen();
-  t.after(async () => {
-    await app.close();
-    await listening;
-  });
-  const { port } = await app.ready();
+  const port = await serve(t, app);
   const cases = [
     { request: 'GET /health HTTP/1.1\r\n\r\n', detail: 'the Host header is missing' },
     { request: 'GET /health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n', detail: 'the Host header is repeated' },

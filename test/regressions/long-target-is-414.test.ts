@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testApp } from '../helpers/app.ts';
+import { serve, testApp } from '../helpers/app.ts';
 import { httpRequest, openSocket, readUntilClose } from '../helpers/http.ts';
 
 /**
@@ -18,12 +18,7 @@ async function send(port: number, request: string): Promise<string> {
 
 test('a request line above the head limit is 414; headers above it are 431', async (t) => {
   const { app } = testApp({ limits: { headerBytes: 2048 } });
-  const listening = app.listen();
-  t.after(async () => {
-    await app.close();
-    await listening;
-  });
-  const { port } = await app.ready();
+  const port = await serve(t, app);
   for (const length of [2100, 20_000, 1 << 20]) {
     const text = await send(port, `GET /${'a'.repeat(length)}?q=1 HTTP/1.1\r\nHost: localhost\r\n\r\n`);
     assert.match(text, /^HTTP\/1\.1 414 URI Too Long\r\n/, `a ${length}-byte path`);

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import type { KConfig } from '../../src/config/types.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import type { App } from '../../src/worker/app.ts';
-import { controller, testApp } from '../helpers/app.ts';
+import { controller, serve, testApp } from '../helpers/app.ts';
 import { httpRequest, openSocket, readUntilClose } from '../helpers/http.ts';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -156,12 +156,7 @@ describe('body size limit', () => {
 
   test('a chunked body without Content-Length is counted while streaming: 413 before it ends', async (t) => {
     const app = echoApp({ limits: { bodyBytes: 4096 } });
-    const listening = app.listen();
-    t.after(async () => {
-      await app.close();
-      await listening;
-    });
-    const { port } = await app.ready();
+    const port = await serve(t, app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     const chunk = `400\r\n${'a'.repeat(0x400)}\r\n`;
@@ -180,12 +175,7 @@ describe('body size limit', () => {
 
   test('a declared Content-Length above the limit is refused without reading the body', async (t) => {
     const app = echoApp({ limits: { bodyBytes: 1024 } });
-    const listening = app.listen();
-    t.after(async () => {
-      await app.close();
-      await listening;
-    });
-    const { port } = await app.ready();
+    const port = await serve(t, app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RequestContext } from '../../src/worker/request-context.ts';
-import { controller, gate, testApp } from '../helpers/app.ts';
+import { controller, gate, serve, testApp } from '../helpers/app.ts';
 import { openSocket } from '../helpers/http.ts';
 
 describe('ctx.context()', () => {
@@ -22,12 +22,7 @@ describe('ctx.context()', () => {
         },
       }),
     );
-    const listening = app.listen();
-    t.after(async () => {
-      await app.close();
-      await listening;
-    });
-    const { port } = await app.ready();
+    const port = await serve(t, app);
     const socket = await openSocket(port);
     socket.write('GET /wait HTTP/1.1\r\nHost: localhost\r\nX-Request-Id: gone-1\r\n\r\n');
     await entered.promise;

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { describe, test } from 'node:test';
-import type { KConfig } from '../../src/config/types.ts';
-import { controller, testApp } from '../helpers/app.ts';
+import { controller, serve, testApp } from '../helpers/app.ts';
 import { connectionRefused, httpRequest, openSocket, readUntil, readUntilClose } from '../helpers/http.ts';
 
 describe('listen and ready', () => {
@@ -111,18 +110,8 @@ describe('listen and ready', () => {
 });
 
 describe('server limits', () => {
-  async function listening(config: KConfig, t: { after(fn: () => Promise<void>): void }) {
-    const { app } = testApp(config);
-    const done = app.listen();
-    t.after(async () => {
-      await app.close();
-      await done;
-    });
-    return (await app.ready()).port;
-  }
-
   test('a request head above limits.headerBytes is a 431 problem', async (t) => {
-    const port = await listening({ limits: { headerBytes: 2048 } }, t);
+    const port = await serve(t, testApp({ limits: { headerBytes: 2048 } }).app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     socket.write(`GET /health HTTP/1.1\r\nHost: localhost\r\nX-Big: ${'a'.repeat(4096)}\r\n\r\n`);
@@ -134,7 +123,7 @@ describe('server limits', () => {
   });
 
   test('keep-alive connections are kept 72 s by default, above common load balancer idle timeouts', async (t) => {
-    const port = await listening({}, t);
+    const port = await serve(t, testApp().app);
     const socket = await openSocket(port);
     socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
     const head = await readUntil(socket, '\r\n\r\n');
@@ -144,7 +133,7 @@ describe('server limits', () => {
   });
 
   test('a request head that does not arrive within timeouts.headersMs is a 408', async (t) => {
-    const port = await listening({ timeouts: { headersMs: 100, requestMs: 200 } }, t);
+    const port = await serve(t, testApp({ timeouts: { headersMs: 100, requestMs: 200 } }).app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     socket.write('GET /health HTTP/1.1\r\nHost: local');
@@ -156,12 +145,7 @@ describe('server limits', () => {
   test('a body that does not arrive within timeouts.requestMs is a 408, and the server keeps serving', async (t) => {
     const { app } = testApp({ timeouts: { headersMs: 100, requestMs: 200 } });
     app.registerController(controller({ method: 'POST', path: '/echo', handler: (ctx) => ({ body: ctx.body }) }));
-    const done = app.listen();
-    t.after(async () => {
-      await app.close();
-      await done;
-    });
-    const { port } = await app.ready();
+    const port = await serve(t, app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     socket.write('POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"a":');
@@ -171,7 +155,7 @@ describe('server limits', () => {
   });
 
   test('a request without a Host header is a 400', async (t) => {
-    const port = await listening({}, t);
+    const port = await serve(t, testApp().app);
     const socket = await openSocket(port);
     const response = readUntilClose(socket);
     socket.write('GET /health HTTP/1.1\r\n\r\n');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { KConfig } from '../../src/config/types.ts';
 import type { RequestMetric } from '../../src/metrics/metrics-collector.ts';
-import { controller, testApp } from '../helpers/app.ts';
+import { controller, serve, testApp } from '../helpers/app.ts';
 import { connectionRefused, httpRequest } from '../helpers/http.ts';
 
 function booksApp(config: KConfig = {}) {
@@ -50,9 +50,7 @@ describe('request metrics', () => {
 
   test('a standalone App without metrics config serves no metrics endpoint', async (t) => {
     const app = booksApp();
-    const listening = app.listen();
-    t.after(() => app.close().then(() => listening));
-    await app.ready();
+    await serve(t, app);
     assert.equal(app.metricsPort, undefined);
   });
 
