@@ -1,100 +1,20 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import pino from 'pino';
-import { loadService } from '../cluster/load-service.ts';
-import { ConfigError } from '../config/config-error.ts';
-import { type LoadedConfig, loadConfigFile } from '../config/load-file.ts';
-import { redactConfig } from '../config/redact.ts';
-import { Primary } from '../primary/primary.ts';
-import { App } from '../worker/app.ts';
-import { parseCli, USAGE } from './args.ts';
+import { enableCompileCache } from 'node:module';
 
 /**
- * The `flotilla` command. It is the composition root: the only module that
- * brings the primary and the worker side together.
+ * The `flotilla` executable. Before loading anything else it turns on Node's
+ * on-disk compile cache (V8 code cache: the modules of a later start are not
+ * compiled again), and hands its directory to the workers it forks through
+ * `NODE_COMPILE_CACHE`, which Node reads before loading their first module.
+ * `NODE_COMPILE_CACHE=<dir>` moves the cache (default: `<tmpdir>/node-compile-cache`),
+ * `NODE_DISABLE_COMPILE_CACHE=1` turns it off; a cache that cannot be used is ignored.
  */
-async function main(argv: readonly string[]): Promise<number> {
-  let args: ReturnType<typeof parseCli>;
-  try {
-    args = parseCli(argv);
-  } catch (error) {
-    process.stderr.write(`flotilla: ${(error as Error).message}\n\n${USAGE}`);
-    return 2;
-  }
-  if (args.command === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (args.command === 'version') {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    process.stdout.write(`flotilla ${pkg.version}\n`);
-    return 0;
-  }
-
-  let loaded: LoadedConfig;
-  try {
-    loaded = loadConfigFile(args.config);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`flotilla: ${error.message}\n`);
-    return 2;
-  }
-
-  switch (args.command) {
-    case 'config':
-      process.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
-      return 0;
-    case 'openapi': {
-      const servicePath = requireService(loaded);
-      const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
-      await (await loadService<App>(servicePath))(app);
-      process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);
-      await app.close();
-      return 0;
-    }
-    case 'start': {
-      const servicePath = requireService(loaded);
-      const logger = pino({
-        level: loaded.config.logging.level,
-        base: { service: loaded.config.serviceName, pid: process.pid, role: 'primary' },
-        timestamp: pino.stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }) },
-      });
-      const loadHost = async () => {
-        const host = new App(loaded.config, { role: 'primary', handleSignals: false });
-        await (await loadService<App>(servicePath))(host);
-        return host;
-      };
-      const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-      const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
-      return new Primary({ config: loaded.config, servicePath, workerEntry, logger, loadHost }).run();
-    }
-  }
+try {
+  const { directory } = enableCompileCache();
+  // set already when the user chose the directory (Node then reports its versioned subdirectory)
+  if (directory !== undefined) process.env['NODE_COMPILE_CACHE'] ??= directory;
+} catch {
+  // an optimization only: start without it
 }
 
-function requireService(loaded: LoadedConfig): string {
-  if (loaded.servicePath === undefined) {
-    throw new ConfigError([
-      {
-        key: 'service',
-        path: ['service'],
-        message: 'is required: the path of the service module, relative to the config file',
-        file: loaded.file,
-      },
-    ]);
-  }
-  return loaded.servicePath;
-}
-
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // The primary's own handles (timers of the shutdown, IPC) are done; exit without waiting on stray ones.
-    setTimeout(() => process.exit(code), 50).unref();
-  },
-  (error: unknown) => {
-    process.stderr.write(`flotilla: ${error instanceof ConfigError ? error.message : ((error as Error)?.stack ?? String(error))}\n`);
-    process.exit(error instanceof ConfigError ? 2 : 1);
-  },
-);
+await import('./commands.ts');

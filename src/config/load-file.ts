@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { readYaml } from './read-yaml.ts';
 import type { ResolvedConfig } from './types.ts';
-import { configProblems, keyOf, resolveConfig } from './validate.ts';
+import { adoptResolvedConfig, configProblems, keyOf, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
 
 /** Largest config file accepted, in bytes. */
@@ -30,10 +30,7 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   const absolute = resolve(file);
   let config = parseConfigText(readConfigText(file), file, env);
   if (config.i18n !== undefined) {
-    config = Object.freeze({
-      ...config,
-      i18n: Object.freeze({ ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) }),
-    });
+    config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
   const loaded: LoadedConfig = { file: absolute, config };
   if (config.service !== undefined) loaded.servicePath = resolve(dirname(absolute), config.service);

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -6,25 +6,62 @@ import { CONFIG_SCHEMA } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
-const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-addFormats(ajv, ['uri', 'email']);
-const check = ajv.compile(CONFIG_SCHEMA);
+
+let check: ValidateFunction | undefined;
+
+/**
+ * The schema's validator, compiled on first use: a cluster worker receives a
+ * config the primary already validated and never compiles it. Compiling is
+ * what costs (tens of milliseconds of every start), not validating, so: the
+ * schema is ours and fixed, and a test checks it against the JSON Schema
+ * meta-schema instead of every start (strict mode still refuses unknown
+ * keywords), and ajv skips its optimization pass over code that runs once or
+ * twice per process.
+ */
+function schemaCheck(): ValidateFunction {
+  if (check === undefined) {
+    const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
+    addFormats(ajv, ['uri', 'email']);
+    check = ajv.compile(CONFIG_SCHEMA);
+  }
+  return check;
+}
+
+/** Configs `resolveConfig` returned (or that were adopted as such): resolving one again returns it as is. */
+const resolved = new WeakSet<object>();
 
 /**
  * Validates a configuration, reports every problem at once, applies the
- * defaults and returns a deeply frozen config.
+ * defaults and returns a deeply frozen config. A config it returned before is
+ * returned as is.
  *
  * @example
  * const config = resolveConfig({ port: 0 }); // config.docs.path === '/docs'
  */
 export function resolveConfig(input: unknown = {}): ResolvedConfig {
+  if (typeof input === 'object' && input !== null && resolved.has(input)) return input as ResolvedConfig;
   const problems = configProblems(input);
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(merge(DEFAULTS, input as KConfig) as ResolvedConfig);
+  return adoptResolvedConfig(merge(DEFAULTS, input as KConfig) as ResolvedConfig);
+}
+
+/**
+ * Takes a config that `resolveConfig` produced, possibly in another process
+ * (a worker receives the primary's), deeply frozen, so that resolving it again
+ * costs nothing. It is trusted, not validated.
+ *
+ * @example
+ * const app = new App(adoptResolvedConfig(start.config), { role: 'worker' }); // no second validation
+ */
+export function adoptResolvedConfig(config: ResolvedConfig): ResolvedConfig {
+  const frozen = deepFreeze(config);
+  resolved.add(frozen);
+  return frozen;
 }
 
 /** Every problem of a configuration (schema and cross-field rules); empty when valid. */
 export function configProblems(input: unknown): ConfigProblem[] {
+  const check = schemaCheck();
   const problems = check(input) ? [] : leaves(check.errors ?? []).map(toProblem);
   try {
     problems.push(...semanticProblems(input as KConfig));

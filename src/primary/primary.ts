@@ -20,7 +20,8 @@ export interface PrimaryOptions {
   logger: Logger;
   /**
    * Builds the service as set up in the primary (`role: 'primary'`): its schedulers run here, once.
-   * Called after the workers are forked, so that their start-up overlaps the primary's.
+   * Called once a worker listens: the workers' start-up comes first (on a machine with as many cores
+   * as workers, loading the service here at the same time would slow it down).
    */
   loadHost?: () => Promise<PrimaryHost & { readonly registry: Registry }>;
 }
@@ -44,6 +45,7 @@ export class Primary {
   readonly #supervisor: Supervisor;
   readonly #aggregator: MetricsAggregator;
   readonly #done = Promise.withResolvers<number>();
+  readonly #firstListening = Promise.withResolvers<void>();
   #metricsServer: Server | undefined;
   #host: (PrimaryHost & { readonly registry: Registry }) | undefined;
   #shutdown: Promise<void> | undefined;
@@ -71,7 +73,10 @@ export class Primary {
       logger,
       metrics: this.#metrics,
       onCrashLoop: () => void this.shutdown('crash loop', 1),
-      onFirstListening: (address) => logger.info({ address, workers: count }, `${config.serviceName} cluster listening`),
+      onFirstListening: (address) => {
+        logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
+        this.#firstListening.resolve();
+      },
       onMessage: (_worker, message) => {
         if (message.type === 'flotilla:metrics-response') this.#aggregator.answer(message.id, message.metrics);
       },
@@ -90,7 +95,7 @@ export class Primary {
     return code;
   }
 
-  /** While the workers start: the metrics endpoint, then the primary's part of the service. */
+  /** While the workers start: the metrics endpoint; once one listens, the primary's part of the service. */
   async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
     try {
@@ -103,6 +108,8 @@ export class Primary {
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
+      await this.#firstListening.promise;
+      if (this.#shutdown !== undefined) return;
       const host = await this.#o.loadHost?.();
       if (host === undefined || this.#shutdown !== undefined) return;
       this.#host = host;

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { KError } from '../errors/k-error.ts';
 import type { Ctx } from './ctx.ts';
@@ -6,15 +6,34 @@ import type { JsonSchema, Route } from './route.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-function makeAjv(coerceTypes: boolean | 'array'): Ajv {
-  const ajv = new Ajv({ allErrors: true, coerceTypes, useDefaults: true, strict: false, allowUnionTypes: true });
+function makeAjv(options: Options): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, ...options });
   addFormats(ajv);
   return ajv;
 }
 
-/** Params, query and headers arrive as strings and are coerced, as in Fastify; bodies are not. */
-const coercing = makeAjv('array');
-const exact = makeAjv(false);
+/**
+ * Params, query and headers arrive as strings and are coerced, as in Fastify; bodies are not.
+ * Each instance is made on first use: a service without body schemas never makes the second.
+ * Neither checks schemas against the meta-schema itself: `checkSchema` does, once for both.
+ */
+let coercingAjv: Ajv | undefined;
+let exactAjv: Ajv | undefined;
+let metaAjv: Ajv | undefined;
+const coercing = () => (coercingAjv ??= makeAjv({ coerceTypes: 'array', useDefaults: true, validateSchema: false }));
+const exact = () => (exactAjv ??= makeAjv({ coerceTypes: false, useDefaults: true, validateSchema: false }));
+
+/**
+ * Refuses a schema that is not valid JSON Schema, with ajv's own check and
+ * message. The meta-schema's validator is most of what a worker's first route
+ * costs to compile (tens of milliseconds): it is compiled once per process, not
+ * once per ajv instance, and without ajv's optimization pass (it only runs at
+ * registration).
+ */
+function checkSchema(schema: JsonSchema): void {
+  metaAjv ??= makeAjv({ code: { optimize: false } });
+  if (!metaAjv.validateSchema(schema)) throw new Error(`schema is invalid: ${metaAjv.errorsText()}`);
+}
 
 export interface ValidationIssue {
   in: 'params' | 'querystring' | 'headers' | 'body';
@@ -63,8 +82,10 @@ export function compileValidator(route: Route): RequestValidator {
   };
 }
 
-function compile(ajv: Ajv, schema: JsonSchema | undefined): ValidateFunction | undefined {
-  return schema === undefined ? undefined : ajv.compile(schema);
+function compile(ajv: () => Ajv, schema: JsonSchema | undefined): ValidateFunction | undefined {
+  if (schema === undefined) return undefined;
+  checkSchema(schema);
+  return ajv().compile(schema);
 }
 
 function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { loadService } from '../cluster/load-service.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import { adoptResolvedConfig } from '../config/validate.ts';
 import { describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { App } from './app.ts';
@@ -12,7 +13,9 @@ import { App } from './app.ts';
  * are ignored: shutdown comes from the primary only, so hooks never run twice.
  */
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
-const app = new App(start.config, { role: 'worker', handleSignals: false, logBindings: { worker: start.slot } });
+// the primary validated this config before forking: adopting it spares the worker compiling the schema again
+const config = adoptResolvedConfig(start.config);
+const app = new App(config, { role: 'worker', handleSignals: false, logBindings: { worker: start.slot } });
 const send = (message: WorkerMessage) => {
   if (process.connected) process.send?.(message);
 };
