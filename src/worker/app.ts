@@ -146,9 +146,13 @@ export class App {
     return this.#lifecycle.ready();
   }
 
-  /** Runs the shutdown sequence (health 503, stop accepting, finish in-flight, hooks in order, exit the server). */
-  close(): Promise<void> {
-    return this.#lifecycle.close();
+  /**
+   * Runs the shutdown sequence (health 503, stop accepting, finish in-flight, hooks in order, exit the server)
+   * within `shutdown.timeoutMs`, or by `deadline` (epoch milliseconds) when that comes first: a cluster
+   * worker passes the primary's, so the budget counts from the signal, not from the relayed message.
+   */
+  close(options: { deadline?: number | undefined } = {}): Promise<void> {
+    return this.#lifecycle.close(options.deadline);
   }
 
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */

@@ -100,17 +100,19 @@ export class Lifecycle {
     await this.#closed.promise;
   }
 
-  close(): Promise<void> {
+  close(deadline?: number): Promise<void> {
     // a close() during startup lets the start finish (or fail), then shuts down: listen() and ready() always settle
     const settled = this.#state === 'starting' ? this.#ready.promise.then(noop, noop) : undefined;
-    this.#closing ??= settled === undefined ? this.#shutdown() : settled.then(() => this.#shutdown());
+    this.#closing ??= settled === undefined ? this.#shutdown(deadline) : settled.then(() => this.#shutdown(deadline));
     return this.#closing;
   }
 
-  async #shutdown(): Promise<void> {
+  /** The sequence, within `shutdown.timeoutMs` or until `deadline` (epoch ms), whichever ends first. */
+  async #shutdown(deadline: number | undefined): Promise<void> {
     this.#state = 'closing';
     this.#shutdownStarted = performance.now();
     const { config, logger } = this.#app;
+    const budgetMs = Math.min(config.shutdown.timeoutMs, deadline === undefined ? Infinity : Math.max(0, deadline - Date.now()));
     this.clean = await runShutdown({
       logger,
       server: this.#server,
@@ -118,7 +120,7 @@ export class Lifecycle {
       inFlight: this.#parts.inFlight,
       hooks: this.#parts.hooks,
       deadline: this.#parts.deadline,
-      budgetMs: config.shutdown.timeoutMs,
+      budgetMs,
       drainDelayMs: config.shutdown.drainDelayMs,
       startDraining: this.#parts.startDraining,
     });

@@ -36,11 +36,12 @@ process.on('unhandledRejection', fatal('unhandled rejection'));
 /** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
 const LINGER_MS = 1_000;
 
-const shutdown = async (reason: string) => {
+/** `deadline`: the primary's (epoch ms), so the budget counts from its signal; none when the primary is gone. */
+const shutdown = async (reason: string, deadline?: number) => {
   if (shuttingDown) return;
   shuttingDown = true;
-  app.logger.info({ reason }, 'worker shutting down');
-  await app.close();
+  app.logger.info({ reason, deadline }, 'worker shutting down');
+  await app.close({ deadline });
   const code = app.cleanShutdown ? 0 : 1;
   if (!process.connected) process.exit(code);
   // Connections node:cluster handed us just before our listener closed are still in the IPC stream:
@@ -57,7 +58,7 @@ process.on('message', (message: unknown) => {
     return;
   }
   if (message.type === 'flotilla:shutdown') {
-    void shutdown('primary');
+    void shutdown('primary', message.deadline);
   } else {
     app.registry.getMetricsAsJSON().then(
       (metrics) => send(msg.metricsResponse(message.id, toMetricFamilies(metrics))),

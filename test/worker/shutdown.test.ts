@@ -123,6 +123,22 @@ describe('shutdown sequence', () => {
     assert.equal(app.cleanShutdown, false);
   });
 
+  test('close({ deadline }) ends the budget at that time when it comes first (a worker gets the primary’s)', async () => {
+    const { app, listening } = await slowApp({ shutdown: { timeoutMs: 60_000 } });
+    const reasons: unknown[] = [];
+    app.onShutdown((signal) => {
+      signal.addEventListener('abort', () => reasons.push(signal.reason));
+      return new Promise(() => {});
+    });
+    const started = performance.now();
+    await app.close({ deadline: Date.now() + 200 });
+    await listening;
+    assert.ok(performance.now() - started < 5_000, 'not the 60 s budget');
+    assert.equal(reasons.length, 1);
+    assert.match(String((reasons[0] as Error).message), /shutdown budget of (19\d|200) ms spent/);
+    assert.equal(app.cleanShutdown, false);
+  });
+
   test('a hook that honours the signal ends when the budget is spent', async () => {
     const { app, listening } = await slowApp();
     let sawAbort = false;
