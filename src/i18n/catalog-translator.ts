@@ -1,7 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { Translator } from './translator.ts';
+
+/** `yaml` is loaded when a catalog is YAML: every worker imports this module, few read YAML catalogs. */
+const load = createRequire(import.meta.url);
+function parseYaml(text: string): unknown {
+  const { parse } = load('yaml') as typeof import('yaml');
+  return parse(text, { schema: 'core', merge: false, uniqueKeys: true, maxAliasCount: 0 });
+}
 
 /** Messages of one locale: nested objects flatten to dotted keys (`errors.NOT_FOUND`). */
 export type Catalog = Record<string, string>;
@@ -43,8 +50,7 @@ export class CatalogTranslator implements Translator {
       const locale = file.slice(0, -ext.length);
       if (!LOCALE.test(locale)) throw new Error(`${join(directory, file)}: '${locale}' is not a locale tag`);
       const text = readFileSync(join(directory, file), 'utf8');
-      const value: unknown =
-        ext === '.json' ? JSON.parse(text) : parseYaml(text, { schema: 'core', merge: false, uniqueKeys: true, maxAliasCount: 0 });
+      const value: unknown = ext === '.json' ? JSON.parse(text) : parseYaml(text);
       if (typeof value !== 'object' || value === null || Array.isArray(value))
         throw new Error(`${join(directory, file)}: a catalog must be a mapping of keys to messages`);
       catalogs[locale] = value as Record<string, unknown>;
