@@ -7,6 +7,7 @@ import { type LoadedConfig, loadConfigFile } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
 import { Primary } from '../primary/primary.ts';
 import type { App } from '../worker/app.ts';
+import { createLogger } from '../worker/logger.ts';
 import { parseCli, USAGE } from './args.ts';
 
 /**
@@ -58,12 +59,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'start': {
       const servicePath = requireService(loaded);
-      const logger = pino({
-        level: loaded.config.logging.level,
-        base: { service: loaded.config.serviceName, pid: process.pid, role: 'primary' },
-        timestamp: pino.stdTimeFunctions.isoTime,
-        formatters: { level: (label) => ({ level: label }) },
-      });
+      // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
+      const logger = createLogger(loaded.config, pino.destination(1), { role: 'primary' });
       const loadHost = async () => {
         const { App } = await import('../worker/app.ts');
         const host = new App(loaded.config, { role: 'primary', handleSignals: false });

@@ -89,7 +89,10 @@ function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> 
 /** An HTTP/1.1 request has exactly one Host header (RFC 9112 §3.2); node:http alone would keep the first of several. */
 function checkHost(req: IncomingMessage): void {
   let hosts = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]?.toLowerCase() === 'host') hosts++;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i] as string;
+    if (name.length === 4 && name.toLowerCase() === 'host') hosts++;
+  }
   if (hosts === 1 || (hosts === 0 && req.httpVersion !== '1.1')) return;
   const problem = hosts === 0 ? 'the Host header is missing' : 'the Host header is repeated';
   throw KError.badRequest(problem, { headers: { Connection: 'close' } });
