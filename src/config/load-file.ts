@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { readYaml } from './read-yaml.ts';
@@ -19,39 +19,61 @@ export interface LoadedConfig {
 }
 
 /**
- * Reads, parses, interpolates and validates a YAML config file. Every problem
- * is reported at once in a `ConfigError` whose message names file, line and
- * key, e.g. `config/app.yaml:7: docs.servers[0]: ...`.
+ * Reads, parses, interpolates and validates a YAML config file, and checks that
+ * its `service` module is a readable file. Every problem is reported at once in
+ * a `ConfigError` whose message names file, line and key, e.g.
+ * `config/app.yaml:7: docs.servers[0]: ...` or
+ * `config/app.yaml:3: service: /srv/app/service.ts does not exist`.
  *
  * @example
  * const { config, servicePath } = loadConfigFile('config/app.yaml');
  */
 export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const absolute = resolve(file);
-  let config = parseConfigText(readConfigText(file), file, env);
+  // the service module is checked with the rest, so that its problem is listed with every other one
+  const servicePathOf = (service: string) => resolve(dirname(absolute), service);
+  let config = checkConfigText(readConfigText(file), file, env, (value) => {
+    const service = isRecord(value) ? value['service'] : undefined;
+    if (typeof service !== 'string' || service === '') return [];
+    const path = servicePathOf(service);
+    const problem = serviceFileProblem(path);
+    return problem === undefined ? [] : [{ path: ['service'], message: `${path} ${problem}` }];
+  });
   if (config.i18n !== undefined) {
     config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
   const loaded: LoadedConfig = { file: absolute, config };
-  if (config.service !== undefined) loaded.servicePath = resolve(dirname(absolute), config.service);
+  if (config.service !== undefined) loaded.servicePath = servicePathOf(config.service);
   return loaded;
 }
 
 /**
  * Parses and validates config text; `file` only names the source in problems.
- * Throws `ConfigError` for any invalid text, and nothing else.
+ * Throws `ConfigError` for any invalid text, and nothing else. It reads no
+ * file: `service` is checked only by `loadConfigFile`.
  *
  * @example
  * const config = parseConfigText('port: ${PORT:-3000}\n', 'app.yaml', process.env); // config.port === 3000
  */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
+  return checkConfigText(text, file, env, () => []);
+}
+
+/** A problem found beyond the schema, for a key of the config (located by the caller). */
+interface ExtraProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+/** `parseConfigText`, plus the problems `extra` finds in the parsed value, all located and reported at once. */
+function checkConfigText(text: string, file: string, env: NodeJS.ProcessEnv, extra: (value: unknown) => ExtraProblem[]): ResolvedConfig {
   if (text.length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
   const { doc, lineCounter, problems, value } = readYaml(text, env);
   if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
   if (value !== undefined) {
     // a key the YAML reading already reported is not reported again by the validation (nor anything under it)
     const covered = new Set(problems.map((p) => pathKey(p.path)));
-    for (const p of configProblems(value)) {
+    for (const p of [...configProblems(value), ...extra(value)]) {
       if (!p.path.some((_, i) => covered.has(pathKey(p.path.slice(0, i)))) && !covered.has(pathKey(p.path)))
         problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
     }
@@ -88,6 +110,27 @@ function readConfigText(file: string): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Why the service module at `path` cannot be loaded, or `undefined` when it is
+ * a readable file. Checked at load time, so that a wrong `service` is a config
+ * error (exit 2) rather than every worker failing to boot.
+ */
+function serviceFileProblem(path: string): string | undefined {
+  try {
+    const stats = statSync(path);
+    if (stats.isDirectory()) return 'is a directory, not a file';
+    if (!stats.isFile()) return 'is not a regular file';
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    return describeFsError(error);
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describeFsError(error: unknown): string {

@@ -10,6 +10,9 @@ const strings = (items: object = text) => ({ type: 'array', items, maxItems: 256
 const object = (properties: Record<string, object>, required: string[] = []) =>
   ({ type: 'object', additionalProperties: false, properties, required }) as const;
 
+/** The largest `workers` count the schema accepts. */
+export const MAX_WORKERS = 1024;
+
 const HTTP_METHOD = { enum: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE', 'OPTIONS'] } as const;
 const HEADER_NAME = { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 } as const;
 
@@ -59,7 +62,7 @@ export const CONFIG_SCHEMA = object({
     'directory',
     'defaultLocale',
   ]),
-  workers: { oneOf: [int(1, 1024), { const: 'auto' }] },
+  workers: { oneOf: [int(1, MAX_WORKERS), { const: 'auto' }] },
   service: text,
   cluster: object({
     startupTimeoutMs: ms(1),
@@ -68,6 +71,16 @@ export const CONFIG_SCHEMA = object({
     stableAfterMs: ms(0),
     crashLoopFailures: int(1, 1000),
     crashLoopWindowMs: ms(1),
+    /** Deprecated, no effect: scrapes are answered from the snapshots workers push. Accepted so that existing files stay valid. */
     scrapeTimeoutMs: ms(1, 60_000),
+    heartbeatIntervalMs: ms(10),
+    heartbeatTimeoutMs: ms(0),
+    maxMemoryMB: int(0, 1_048_576),
+    maxRequests: int(0),
+    maxRequestsJitter: int(0),
+    balancing: { enum: ['primary', 'kernel'] },
+    metricsIntervalMs: ms(100),
+    allowFastRestarts: { type: 'boolean' },
+    allowOversubscription: { type: 'boolean' },
   }),
 });

@@ -111,8 +111,49 @@ export interface ClusterConfig {
   crashLoopFailures?: number;
   /** ... within this window make the primary give up. Default 60000 ms. */
   crashLoopWindowMs?: number;
-  /** A worker that does not answer a metrics request within this time is left out of the scrape. Default 1000 ms. */
+  /**
+   * @deprecated No effect: a scrape no longer waits for workers, it is answered from the metric
+   * snapshots they push every `metricsIntervalMs`. Still accepted so that existing files stay valid.
+   */
   scrapeTimeoutMs?: number;
+  /** The primary pings each worker over IPC this often. Default 1000 ms, at least 10. */
+  heartbeatIntervalMs?: number;
+  /**
+   * A worker that has not answered the primary's pings for this long is stuck (a blocked event
+   * loop) and is replaced. Must exceed `heartbeatIntervalMs`; `0` turns the watchdog off. Default 10000 ms.
+   */
+  heartbeatTimeoutMs?: number;
+  /**
+   * A worker whose resident set size (RSS) stays above this many MiB is recycled gracefully (a new
+   * worker takes its slot, then it shuts down within the budget). `0` (the default) turns it off.
+   */
+  maxMemoryMB?: number;
+  /**
+   * A worker that served `maxRequests` plus a random `0..maxRequestsJitter` requests is recycled
+   * gracefully (a bound on slow leaks). `0` (the default) turns it off.
+   */
+  maxRequests?: number;
+  /**
+   * Up to this many more requests per worker, drawn at random for each worker, so that workers
+   * started together are not all recycled together. Requires `maxRequests`. Default 0.
+   */
+  maxRequestsJitter?: number;
+  /**
+   * Who hands connections to workers: `primary` (node:cluster's round robin, `SCHED_RR`: even
+   * spread) or `kernel` (`SCHED_NONE`: workers accept on the shared socket themselves, no hop
+   * through the primary, but the spread is uneven). Default `primary`.
+   */
+  balancing?: 'primary' | 'kernel';
+  /** Workers push their metric snapshot to the primary this often. Default 1000 ms, at least 100. */
+  metricsIntervalMs?: number;
+  /**
+   * Opt in to `backoffMaxMs` below 100 ms together with `crashLoopFailures` above 10, which is
+   * refused otherwise: a crashing worker would be forked again and again in a tight loop, and the
+   * primary would take long to give up. Default false.
+   */
+  allowFastRestarts?: boolean;
+  /** Opt in to a numeric `workers` above 4 × the CPUs available, which is refused otherwise. Default false. */
+  allowOversubscription?: boolean;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { availableCpus } from '../cluster/cpus.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { DEFAULTS } from './defaults.ts';
-import { CONFIG_SCHEMA } from './schema.ts';
+import { CONFIG_SCHEMA, MAX_WORKERS } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -59,19 +60,39 @@ export function adoptResolvedConfig(config: ResolvedConfig): ResolvedConfig {
   return frozen;
 }
 
-/** Every problem of a configuration (schema and cross-field rules); empty when valid. */
-export function configProblems(input: unknown): ConfigProblem[] {
+/** What the validation takes from the machine it runs on; the defaults are this machine's. */
+export interface ValidationHost {
+  /** CPUs available to the process. Default `availableCpus()` (the cgroup CPU quota included), read only when needed. */
+  cpus?: number;
+}
+
+/** A numeric `workers` above this many times the CPUs available is refused unless `cluster.allowOversubscription`. */
+export const MAX_WORKERS_PER_CPU = 4;
+/** `cluster.backoffMaxMs` below this, together with ... */
+export const FAST_RESTART_BACKOFF_MS = 100;
+/** ... `cluster.crashLoopFailures` above this, is refused unless `cluster.allowFastRestarts`. */
+export const FAST_RESTART_FAILURES = 10;
+
+/**
+ * Every problem of a configuration (schema and cross-field rules); empty when valid.
+ *
+ * @example
+ * configProblems({ workers: 64 }, { cpus: 2 }); // [{ key: 'workers', message: 'is more than 4 × the 2 CPUs available …' }]
+ */
+export function configProblems(input: unknown, host: ValidationHost = {}): ConfigProblem[] {
   const check = schemaCheck();
   const problems = check(input) ? [] : leaves(check.errors ?? []).map(toProblem);
+  // a key the schema refused gets no cross-field problem too
+  const refused = new Set(problems.map((p) => p.key));
   try {
-    problems.push(...semanticProblems(input as KConfig));
+    problems.push(...semanticProblems(input as KConfig, host).filter((p) => !refused.has(p.key)));
   } catch {
     // a value of the wrong type; the schema has already reported it
   }
   return problems;
 }
 
-function semanticProblems(c: KConfig): ConfigProblem[] {
+function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const add = (path: (string | number)[], message: string) => problems.push({ key: keyOf(path), path, message });
   if (c.cors?.credentials === true && c.cors.origins?.includes('*')) {
@@ -101,6 +122,80 @@ function semanticProblems(c: KConfig): ConfigProblem[] {
   }
   if (c.port !== undefined && c.port !== 0 && c.metrics?.port === c.port) {
     add(['metrics', 'port'], `must differ from port (${c.port})`);
+  }
+  problems.push(...clusterProblems(c, host));
+  return problems;
+}
+
+/**
+ * The cluster's cross-field rules: the heartbeat, recycling, and the fork-storm
+ * guards. A rule applies only to values of the right type (the schema reports
+ * the others); an absent key takes its default.
+ */
+function clusterProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const add = (path: (string | number)[], message: string) => problems.push({ key: keyOf(path), path, message });
+  const cl: Record<string, unknown> = isPlainObject(c.cluster) ? c.cluster : {};
+  const defaults: Record<string, unknown> = DEFAULTS.cluster;
+  const num = (key: string): number | undefined => {
+    const v = cl[key] ?? defaults[key];
+    return typeof v === 'number' ? v : undefined;
+  };
+
+  const interval = num('heartbeatIntervalMs');
+  const timeout = num('heartbeatTimeoutMs');
+  if (interval !== undefined && timeout !== undefined && timeout !== 0 && timeout <= interval) {
+    if (cl['heartbeatTimeoutMs'] !== undefined) {
+      const which = cl['heartbeatIntervalMs'] === undefined ? `${interval}, the default` : `${interval}`;
+      add(['cluster', 'heartbeatTimeoutMs'], `must exceed cluster.heartbeatIntervalMs (${which}), or be 0 to turn the watchdog off`);
+    } else {
+      add(
+        ['cluster', 'heartbeatIntervalMs'],
+        `must be less than cluster.heartbeatTimeoutMs (${timeout}, the default); ` +
+          'set cluster.heartbeatTimeoutMs above it, or to 0 to turn the watchdog off',
+      );
+    }
+  }
+
+  const jitter = num('maxRequestsJitter');
+  if (jitter !== undefined && jitter > 0 && num('maxRequests') === 0) {
+    add(
+      ['cluster', 'maxRequestsJitter'],
+      'requires cluster.maxRequests: the jitter spreads the recycling of workers that served maxRequests requests; ' +
+        'set cluster.maxRequests, or remove cluster.maxRequestsJitter',
+    );
+  }
+
+  const backoffMax = num('backoffMaxMs');
+  const failures = num('crashLoopFailures');
+  if (
+    backoffMax !== undefined &&
+    failures !== undefined &&
+    backoffMax < FAST_RESTART_BACKOFF_MS &&
+    failures > FAST_RESTART_FAILURES &&
+    cl['allowFastRestarts'] !== true
+  ) {
+    // the default backoffMaxMs is far above the limit: this key is always in the input
+    add(
+      ['cluster', 'backoffMaxMs'],
+      `is below ${FAST_RESTART_BACKOFF_MS} while cluster.crashLoopFailures (${failures}) is above ${FAST_RESTART_FAILURES}: ` +
+        'the primary would fork crashing workers in a tight loop, and give up only after many forks; ' +
+        'raise cluster.backoffMaxMs or lower cluster.crashLoopFailures, or set cluster.allowFastRestarts: true to opt in',
+    );
+  }
+
+  // the CPUs are counted (cgroup files read) only for a count that can be too high: any CPU allows 4 workers
+  const workers = Number.isInteger(c.workers) && typeof c.workers === 'number' && c.workers <= MAX_WORKERS ? c.workers : 0;
+  if (workers > MAX_WORKERS_PER_CPU && cl['allowOversubscription'] !== true) {
+    const cpus = host.cpus ?? availableCpus();
+    if (workers > MAX_WORKERS_PER_CPU * cpus) {
+      add(
+        ['workers'],
+        `is more than ${MAX_WORKERS_PER_CPU} × the ${cpus} CPU${cpus === 1 ? '' : 's'} available (cgroup quota included): ` +
+          "the workers would only compete for CPU time and memory; lower it or use 'auto', " +
+          'or set cluster.allowOversubscription: true to opt in',
+      );
+    }
   }
   return problems;
 }

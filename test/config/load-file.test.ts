@@ -1,12 +1,13 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} interpolation syntax, on purpose
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import { availableCpus } from '../../src/cluster/cpus.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
 
@@ -33,6 +34,27 @@ test('a valid file with every key loads, with the service resolved against the f
   assert.deepEqual(loaded.config.docs.servers, ['https://books.example.com - production', '/']);
   assert.equal(loaded.config.docs.description, "Manages the library's books.\n");
   assert.equal(loaded.config.cluster.scrapeTimeoutMs, 500);
+  assert.deepEqual(
+    { ...loaded.config.cluster },
+    {
+      startupTimeoutMs: 5000,
+      backoffInitialMs: 50,
+      backoffMaxMs: 2000,
+      stableAfterMs: 10000,
+      crashLoopFailures: 3,
+      crashLoopWindowMs: 30000,
+      scrapeTimeoutMs: 500,
+      heartbeatIntervalMs: 500,
+      heartbeatTimeoutMs: 5000,
+      maxMemoryMB: 512,
+      maxRequests: 10000,
+      maxRequestsJitter: 1000,
+      balancing: 'kernel',
+      metricsIntervalMs: 2000,
+      allowFastRestarts: true,
+      allowOversubscription: true,
+    },
+  );
   assert.ok(Object.isFrozen(loaded.config.docs));
 });
 
@@ -214,4 +236,106 @@ test('any text is either a config or a ConfigError, never another exception', ()
     }),
     { numRuns: 500 },
   );
+});
+
+/** The problems of config text as `line: key: message`. */
+function located(lines: string[]): string[] {
+  try {
+    parseConfigText(`${lines.join('\n')}\n`, 'app.yaml', {});
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    for (const p of error.problems) assert.ok(error.message.includes(`app.yaml:${p.line}: ${p.key}: ${p.message}`));
+    return error.problems.map((p) => `${p.line}: ${p.key}: ${p.message}`);
+  }
+  return [];
+}
+
+test('the supervision keys are read from the file, and their problems carry file:line', () => {
+  const config = parseConfigText(
+    'cluster:\n  heartbeatIntervalMs: 250\n  heartbeatTimeoutMs: 0\n  maxMemoryMB: 300\n  balancing: kernel\n',
+    'app.yaml',
+    {},
+  );
+  assert.equal(config.cluster.heartbeatIntervalMs, 250);
+  assert.equal(config.cluster.heartbeatTimeoutMs, 0);
+  assert.equal(config.cluster.maxMemoryMB, 300);
+  assert.equal(config.cluster.balancing, 'kernel');
+  assert.deepEqual(located(['port: 1', 'cluster:', '  balancing: roundrobin', '  metricsIntervalMs: 10', '  maxMemoryMB: 0.5']), [
+    '3: cluster.balancing: must be one of "primary", "kernel"',
+    '4: cluster.metricsIntervalMs: must be >= 100',
+    '5: cluster.maxMemoryMB: must be integer',
+  ]);
+});
+
+test('the cross-field rules of the cluster are located on their key', () => {
+  assert.deepEqual(located(['cluster:', '  heartbeatIntervalMs: 3000', '  heartbeatTimeoutMs: 3000']), [
+    '3: cluster.heartbeatTimeoutMs: must exceed cluster.heartbeatIntervalMs (3000), or be 0 to turn the watchdog off',
+  ]);
+  assert.match(located(['cluster:', '  heartbeatIntervalMs: 30000'])[0] ?? '', /^2: cluster\.heartbeatIntervalMs: must be less than/);
+  assert.match(located(['cluster:', '  maxRequestsJitter: 10'])[0] ?? '', /^2: cluster\.maxRequestsJitter: requires cluster\.maxRequests/);
+  const fast = ['cluster:', '  crashLoopFailures: 50', '  backoffInitialMs: 0', '  backoffMaxMs: 0'];
+  const [problem, ...rest] = located(fast);
+  assert.equal(rest.length, 0);
+  assert.match(
+    problem ?? '',
+    /^4: cluster\.backoffMaxMs: is below 100 while cluster\.crashLoopFailures \(50\) is above 10: .*allowFastRestarts: true/,
+  );
+  assert.deepEqual(located([...fast, '  allowFastRestarts: true']), []);
+});
+
+test('a workers count above 4 × the CPUs available is located on its line', (t) => {
+  const cpus = availableCpus();
+  if (4 * cpus + 1 > 1024) return t.skip(`${cpus} CPUs: no count in range is too high`);
+  const problems = located(['serviceName: books', `workers: ${4 * cpus + 1}`]);
+  assert.equal(problems.length, 1);
+  assert.match(problems[0] ?? '', new RegExp(`^2: workers: is more than 4 × the ${cpus} CPUs? available .*allowOversubscription: true`));
+  assert.deepEqual(located([`workers: ${4 * cpus + 1}`, 'cluster:', '  allowOversubscription: true']), []);
+});
+
+test('a service module that does not exist, is a directory or cannot be read is a config error on its line', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-service-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'app.yaml');
+  const load = (service: string, extra = '') => {
+    writeFileSync(file, `serviceName: books\n${extra}service: ${service}\n`);
+    try {
+      loadConfigFile(file, {});
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error;
+    }
+    return undefined;
+  };
+
+  const missing = load('./nowhere.ts');
+  assert.ok(missing);
+  assert.deepEqual(missing.problems, [
+    { key: 'service', path: ['service'], message: `${join(dir, 'nowhere.ts')} does not exist`, file, line: 2 },
+  ]);
+  assert.match(missing.message, /app\.yaml:2: service: .*nowhere\.ts does not exist/);
+
+  mkdirSync(join(dir, 'lib'));
+  assert.equal(load('./lib')?.problems[0]?.message, `${join(dir, 'lib')} is a directory, not a file`);
+
+  // listed with every other problem of the file, in line order
+  const both = load('./nowhere.ts', 'port: eighty\n');
+  assert.deepEqual(
+    both?.problems.map((p) => [p.line, p.key]),
+    [
+      [2, 'port'],
+      [3, 'service'],
+    ],
+  );
+
+  writeFileSync(join(dir, 'service.ts'), 'export default () => {};\n');
+  assert.equal(load('./service.ts'), undefined);
+  assert.equal(loadConfigFile(file, {}).servicePath, join(dir, 'service.ts'));
+
+  if (process.getuid?.() === 0) return t.skip('root reads any file: no unreadable file to test with');
+  chmodSync(join(dir, 'service.ts'), 0o000);
+  assert.equal(load('./service.ts')?.problems[0]?.message, `${join(dir, 'service.ts')} cannot be read (permission denied)`);
+});
+
+test('parseConfigText reads no file: the service is checked by loadConfigFile only', () => {
+  assert.equal(parseConfigText('service: ./nowhere.ts\n', 'app.yaml', {}).service, './nowhere.ts');
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
 import { App } from '../../src/index.ts';
 import { sink } from '../helpers/sink.ts';
 
@@ -46,4 +47,27 @@ test('the walk-through YAML is valid and `flotilla openapi` documents the routes
   );
   const doc = JSON.parse(out) as { paths: Record<string, unknown> };
   assert.ok('/books' in doc.paths && '/books/{id}' in doc.paths);
+});
+
+test('the configuration table lists every key of the schema', () => {
+  const table = readme.slice(readme.indexOf('## Configuration (YAML)'), readme.indexOf('## API in short'));
+  const cells = [...table.matchAll(/^\| (.+?) \|/gm)].map((m) => m[1]!);
+  // a key and its children, down to the second level (`docs.contact` is one row, its fields are in the row)
+  const keys: string[][] = [];
+  for (const [key, schema] of Object.entries(CONFIG_SCHEMA.properties)) {
+    const children = (schema as { properties?: Record<string, unknown> }).properties;
+    if (children === undefined) keys.push([key]);
+    else for (const child of Object.keys(children)) keys.push([key, child]);
+  }
+  // a row names `a.b`, or `a.x` followed by `b` (`metrics.port` / `host` / `path`)
+  const listed = ([a, b]: string[]) =>
+    cells.some((cell) =>
+      b === undefined
+        ? cell.includes(`\`${a}\``)
+        : cell.includes(`\`${a}.${b}\``) || (cell.includes(`\`${a}.`) && cell.includes(`\`${b}\``)),
+    );
+  assert.deepEqual(
+    keys.filter((k) => !listed(k)).map((k) => k.join('.')),
+    [],
+  );
 });

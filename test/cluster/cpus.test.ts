@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { availableCpus, type CpuOptions, cgroupCpuQuota, parseCpuMax, resolveWorkerCount } from '../../src/primary/cpus.ts';
+import { availableCpus, type CpuOptions, cgroupCpuQuota, parseCpuMax, resolveWorkerCount } from '../../src/cluster/cpus.ts';
 
 /** Options pointing at a fixture: `<name>/cgroup` is /proc/self/cgroup, `<name>/fs` the cgroup mount. */
 const fixture = (name: string, parallelism = 16): CpuOptions => {
