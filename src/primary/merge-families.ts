@@ -42,10 +42,35 @@ const START: Record<MetricFamily['aggregator'], number> = {
  * const text = `${mergeFamilies([workerA, workerB], new Set()).join('\n\n')}\n`;
  */
 export function mergeFamilies(lists: readonly (readonly MetricFamily[])[], exclude: ReadonlySet<string>): string[] {
-  const byName = new Map<string, Merged>();
-  for (const list of lists) {
+  const merger = new FamilyMerger(exclude);
+  for (const list of lists) merger.add(list);
+  return merger.render();
+}
+
+/**
+ * {@link mergeFamilies} one process at a time, with the result available
+ * either as exposition blocks (`render`) or as metric families (`families`)
+ * that can be merged again later: the same semantics, in the same order.
+ *
+ * @example
+ * const merger = new FamilyMerger();
+ * merger.add(workerA).add(workerB);
+ * const kept = merger.families(); // one MetricFamily per family, values combined
+ * const text = `${new FamilyMerger().add(kept).add(workerC).render().join('\n\n')}\n`;
+ */
+export class FamilyMerger {
+  readonly #byName = new Map<string, Merged>();
+  readonly #exclude: ReadonlySet<string>;
+
+  constructor(exclude: ReadonlySet<string> = new Set()) {
+    this.#exclude = exclude;
+  }
+
+  /** Adds one process's families (after those already added: they keep the first word on order, help, type and aggregator). */
+  add(list: readonly MetricFamily[]): this {
+    const byName = this.#byName;
     for (const family of list) {
-      if (exclude.has(family.name)) continue;
+      if (this.#exclude.has(family.name)) continue;
       let merged = byName.get(family.name);
       if (merged === undefined) {
         if (!Object.hasOwn(START, family.aggregator)) throw new Error(`'${family.aggregator}' is not a defined aggregator.`);
@@ -54,10 +79,40 @@ export function mergeFamilies(lists: readonly (readonly MetricFamily[])[], exclu
       }
       if (merged.first.aggregator !== 'omit' && family.series.length > 0) add(merged, family);
     }
+    return this;
   }
-  const blocks: string[] = [];
-  for (const merged of byName.values()) if (merged.first.aggregator !== 'omit') blocks.push(render(merged));
-  return blocks;
+
+  /** The exposition blocks, as {@link mergeFamilies} returns them. */
+  render(): string[] {
+    const blocks: string[] = [];
+    for (const merged of this.#byName.values()) if (merged.first.aggregator !== 'omit') blocks.push(render(merged));
+    return blocks;
+  }
+
+  /**
+   * The merged families (`omit` ones left out), each with the values its block
+   * shows (an `average` already divided), in histogram form when every process
+   * sent it so with the same buckets. Fresh arrays: later `add`s do not change them.
+   */
+  families(): MetricFamily[] {
+    const families: MetricFamily[] = [];
+    for (const merged of this.#byName.values()) {
+      const { first, buckets, series, keys, values, counts } = merged;
+      if (first.aggregator === 'omit') continue;
+      const family: MetricFamily = {
+        name: first.name,
+        help: first.help,
+        type: first.type,
+        aggregator: first.aggregator,
+        series: series.slice(),
+        values: first.aggregator === 'average' ? values.map((v, i) => v / (counts[i] as number)) : values.slice(),
+      };
+      if (keys.some((key, i) => key !== series[i])) family.keys = keys.slice();
+      if (buckets !== undefined) family.buckets = buckets.slice();
+      families.push(family);
+    }
+    return families;
+  }
 }
 
 function add(merged: Merged, family: MetricFamily): void {

@@ -1,6 +1,18 @@
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { withoutTotalGauges } from '../metrics/process-metrics.ts';
 
-/** The primary's own metrics: workers up, restarts by reason, scrape completeness, its process. */
+/** The sample of a worker's vitals the primary exports per slot (from its heartbeat answers). */
+export interface WorkerVitals {
+  /** Event-loop utilization over the last interval, 0..1. */
+  elu: number;
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+  /** Resident set size, bytes. */
+  rssBytes: number;
+}
+
+/** The primary's own metrics: workers up, restarts by reason, scrape completeness, per-worker vitals, its process. */
 export class PrimaryMetrics {
   readonly registry = new Registry();
   readonly workersUp = new Gauge({ name: 'flotilla_workers_up', help: 'Workers currently listening.', registers: [this.registry] });
@@ -17,11 +29,62 @@ export class PrimaryMetrics {
   });
   readonly scrapeMissing = new Gauge({
     name: 'flotilla_scrape_workers_missing',
-    help: 'Workers that did not answer the last metrics scrape in time (their series are absent from it).',
+    help: 'Live workers that have not sent any metrics snapshot yet (nothing of theirs is in the sums).',
     registers: [this.registry],
   });
+  readonly scrapeStale = new Gauge({
+    name: 'flotilla_scrape_workers_stale',
+    help: 'Live workers whose last metrics snapshot is older than a few push intervals (their last values are still in the sums).',
+    registers: [this.registry],
+  });
+  readonly #elu = this.#perWorker(
+    'flotilla_worker_event_loop_utilization',
+    'Event-loop utilization of the worker over the last interval, 0 to 1.',
+  );
+  readonly #delayP50 = this.#perWorker(
+    'flotilla_worker_event_loop_delay_p50_seconds',
+    'Median event-loop delay of the worker over the last interval.',
+  );
+  readonly #delayP99 = this.#perWorker(
+    'flotilla_worker_event_loop_delay_p99_seconds',
+    '99th percentile of the event-loop delay of the worker over the last interval.',
+  );
+  readonly #delayMax = this.#perWorker(
+    'flotilla_worker_event_loop_delay_max_seconds',
+    'Longest event-loop delay of the worker over the last interval.',
+  );
+  readonly #rss = this.#perWorker('flotilla_worker_resident_memory_bytes', 'Resident set size of the worker.');
+  readonly #heartbeatAge = this.#perWorker('flotilla_worker_heartbeat_age_seconds', 'Time since the worker last answered a heartbeat.');
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'flotilla_primary_' });
+    withoutTotalGauges(this.registry, 'flotilla_primary_');
+  }
+
+  /** The vitals a worker reported (its heartbeat answer), under its slot. */
+  observeWorker(slot: number, s: WorkerVitals): void {
+    const worker = String(slot);
+    this.#elu.set({ worker }, s.elu);
+    this.#delayP50.set({ worker }, s.delayP50Ms / 1000);
+    this.#delayP99.set({ worker }, s.delayP99Ms / 1000);
+    this.#delayMax.set({ worker }, s.delayMaxMs / 1000);
+    this.#rss.set({ worker }, s.rssBytes);
+  }
+
+  /** Time since the worker in `slot` last answered a heartbeat. */
+  heartbeatAge(slot: number, ageMs: number): void {
+    this.#heartbeatAge.set({ worker: String(slot) }, ageMs / 1000);
+  }
+
+  /** Removes the per-worker series of a slot no longer in use. */
+  forgetWorker(slot: number): void {
+    const worker = String(slot);
+    for (const gauge of [this.#elu, this.#delayP50, this.#delayP99, this.#delayMax, this.#rss, this.#heartbeatAge])
+      gauge.remove({ worker });
+  }
+
+  /** A gauge labelled by `worker`, the slot index (bounded by the cluster's size). */
+  #perWorker(name: string, help: string): Gauge<'worker'> {
+    return new Gauge({ name, help, labelNames: ['worker'], registers: [this.registry] });
   }
 }
