@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ResolvedConfig } from '../config/types.ts';
+import { LineWriter } from './line-writer.ts';
 
 /** Header names whose values never reach a log line. */
 export const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -12,10 +13,11 @@ const CENSOR = '[redacted]';
  * glance at the line's top-level keys, unlike pino's path-based `redact`,
  * which showed in the request path's profile.
  *
- * Lines go to stdout in batches: written once 4 KiB are pending or 100 ms
- * after the first one, and flushed synchronously when the process exits (pino
- * does so for its asynchronous destinations). One write per line showed in a
- * busy worker's profile as much as the request's own response.
+ * Lines go to stdout through a `LineWriter`: in batches of whole lines, each
+ * write at most 4 KiB on a pipe so that the workers sharing it never split
+ * each other's lines, written at most 100 ms after the first one and flushed
+ * synchronously when the process exits. One write per line showed in a busy
+ * worker's profile as much as the request's own response.
  */
 export function createLogger(config: ResolvedConfig, stream?: DestinationStream, bindings: Record<string, unknown> = {}): Logger {
   return pino(
@@ -25,7 +27,7 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
       timestamp: isoTime,
       formatters: { level: (label) => ({ level: label }), log: redactCredentials },
     },
-    stream ?? pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 100 }),
+    stream ?? new LineWriter(1),
   );
 }
 

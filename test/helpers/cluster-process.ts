@@ -1,4 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, createReadStream, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { stringify } from 'yaml';
 
 /**
@@ -24,6 +28,14 @@ export interface Launch {
   configFile: string;
   /** Extra environment of the primary (and so of its workers). */
   env?: Record<string, string> | undefined;
+  /** The node binary (default: this process's); the workers are forked with the same one. */
+  execPath?: string | undefined;
+  /**
+   * Stdout is a named pipe (FIFO), as in a container, instead of the socket
+   * pair node:child_process gives a child: writes beyond PIPE_BUF to it may
+   * be split.
+   */
+  stdoutFifo?: boolean | undefined;
 }
 
 /** Process groups still possibly alive: SIGKILLed when this process exits, whatever happened. */
@@ -70,24 +82,38 @@ export class ClusterProcess {
   metricsPort = 0;
   /** Worker pid by slot, as first seen listening; set by `ready()`. */
   readonly workers = new Map<number, number>();
+  /** The tree's stdout as this process reads it (the FIFO's read end with `stdoutFifo`). */
+  readonly output: Readable | null;
   readonly #listeners = new Set<() => void>();
   readonly #stdoutClosed: Promise<void>;
 
   constructor(launch: Launch) {
-    this.child = spawn(process.execPath, [...(launch.execArgv ?? []), launch.cli, 'start', '--config', launch.configFile], {
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...launch.env },
-    });
+    const fifo = launch.stdoutFifo === true ? openFifo() : undefined;
+    try {
+      this.child = spawn(
+        launch.execPath ?? process.execPath,
+        [...(launch.execArgv ?? []), launch.cli, 'start', '--config', launch.configFile],
+        {
+          detached: true,
+          stdio: ['ignore', fifo?.writeFd ?? 'pipe', 'pipe'],
+          env: { ...process.env, ...launch.env },
+        },
+      );
+    } finally {
+      // the tree holds the write end now: the reader sees the end once every process of it is gone
+      if (fifo !== undefined) closeSync(fifo.writeFd);
+    }
     if (this.child.pid === undefined) throw new Error('could not spawn the flotilla CLI');
+    const stdout: Readable | null = fifo?.reader ?? this.child.stdout;
+    this.output = stdout;
     this.pid = this.child.pid;
     groups.add(this.pid);
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => resolve({ code, signal, at: performance.timeOrigin + performance.now() }));
     });
     let buffered = '';
-    this.#stdoutClosed = new Promise((resolve) => this.child.stdout?.once('close', resolve));
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    this.#stdoutClosed = new Promise((resolve) => stdout?.once('close', resolve));
+    stdout?.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       for (let nl = buffered.indexOf('\n'); nl !== -1; nl = buffered.indexOf('\n')) {
         this.onLine(buffered.slice(0, nl));
@@ -130,6 +156,11 @@ export class ClusterProcess {
     if (address === undefined) throw new Error(`no listening address in the worker lines${this.tail()}`);
     this.appPort = address.port;
     return this;
+  }
+
+  /** Resolves once every process of the tree has closed its stdout: no line can come any more. */
+  outputEnded(): Promise<void> {
+    return this.#stdoutClosed;
   }
 
   /** Sends a signal to the primary only (as a container runtime does). */
@@ -215,6 +246,30 @@ export function parseLine(text: string): LogLine {
   }
   if (!isPlain(parsed)) return { raw: text, at: Number.NaN };
   return Object.assign(parsed, { at: typeof parsed['time'] === 'string' ? Date.parse(parsed['time']) : Number.NaN });
+}
+
+/**
+ * A new named pipe, already unlinked: its read end as a stream and its write
+ * end for a child. The stream reads at most 4 KiB at a time, a page of the
+ * pipe, as a busy log collector does: writers blocked on a full pipe then
+ * take turns page by page, which is where a write longer than PIPE_BUF gets
+ * split by another writer's.
+ */
+export function openFifo(): { reader: Readable; writeFd: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-fifo-'));
+  try {
+    const path = join(dir, 'stdout');
+    execFileSync('mkfifo', [path]);
+    // opening one end waits for the other: the read end first without waiting (non-blocking), then the write end,
+    // then a blocking read end for the stream's reads, which can open at once now
+    const probeFd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writeFd = openSync(path, constants.O_WRONLY);
+    const readFd = openSync(path, constants.O_RDONLY);
+    closeSync(probeFd);
+    return { reader: createReadStream('', { fd: readFd, highWaterMark: 4096 }), writeFd };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function killGroup(pgid: number): void {
