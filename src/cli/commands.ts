@@ -13,9 +13,10 @@ import { parseCli, USAGE } from './args.ts';
 /**
  * The `flotilla` commands. This is the composition root: the only module that
  * brings the primary and the worker side together. The worker side (the App
- * and everything it imports) is loaded only by the commands that build an App:
- * `start` validates the config and forks the workers without it, and loads it
- * for the primary's own part of the service once a worker listens.
+ * and everything it imports) is loaded only by the commands that build an App
+ * in this process: `start` validates the config and forks the workers
+ * without it; the primary's own part of the service runs in its service
+ * thread (`service-thread.ts`), started once a worker listens.
  */
 async function main(argv: readonly string[]): Promise<number> {
   let args: ReturnType<typeof parseCli>;
@@ -61,15 +62,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const servicePath = requireService(loaded);
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
       const logger = createLogger(loaded.config, pino.destination(1), { role: 'primary' });
-      const loadHost = async () => {
-        const { App } = await import('../worker/app.ts');
-        const host = new App(loaded.config, { role: 'primary', handleSignals: false });
-        await (await loadService<App>(servicePath))(host);
-        return host;
-      };
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
       const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
-      return new Primary({ config: loaded.config, servicePath, workerEntry, logger, loadHost }).run();
+      const serviceEntry = fileURLToPath(new URL(`./service-thread${ext}`, import.meta.url));
+      return new Primary({ config: loaded.config, servicePath, workerEntry, serviceEntry, logger }).run();
     }
   }
 }

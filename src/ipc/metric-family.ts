@@ -1,5 +1,5 @@
 /**
- * The payload of a `flotilla:metrics-response` (see `protocol.ts`, which
+ * The payload of a `flotilla:metrics` snapshot (see `protocol.ts`, which
  * checks every message with these guards): a worker's metrics as metric
  * families, and the check that nothing in them can break the primary's
  * aggregation or the exposition's syntax. Guards never throw.

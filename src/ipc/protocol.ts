@@ -1,18 +1,21 @@
 /**
  * Every message between the primary and its workers: a discriminated union on
  * `type` (namespaced `flotilla:*`), versioned by `v`, checked by guards that
- * never throw. Requests that expect a reply carry an `id` the reply repeats.
+ * never throw. A heartbeat's answer repeats its `seq`.
  * Node's own cluster messages and other libraries' (`prom-client:*`) are not
  * flotilla messages: `isFlotillaMessage` tells them apart.
  */
 
-/** Version of this protocol; a message with another `v` is invalid. */
-export const PROTOCOL_VERSION = 1;
-/** Longest `id`, host and fatal `message` accepted. */
-export const MAX_ID_LENGTH = 128;
+/**
+ * Version of this protocol; a message with another `v` is invalid.
+ * 2: workers push metric snapshots (`flotilla:metrics`) instead of answering
+ * requests; heartbeats (`flotilla:ping`/`flotilla:pong`); `flotilla:boot-failed`.
+ */
+export const PROTOCOL_VERSION = 2;
+/** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
-/** Most metric families in one metrics response. */
+/** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
 
 import { isMetricFamily, isRecord, type MetricFamily } from './metric-family.ts';
@@ -35,12 +38,48 @@ export interface ShutdownCompleteMessage {
   pid: number;
   ok: boolean;
 }
-/** Worker → primary: reply to a metrics request, `metrics` being its registry's families. */
-export interface MetricsResponseMessage {
+/**
+ * Worker → primary: a snapshot of the worker's registry, pushed every
+ * `cluster.metricsIntervalMs`; `final` on the last one, sent before
+ * `flotilla:shutdown-complete`.
+ */
+export interface MetricsMessage {
   v: V;
-  type: 'flotilla:metrics-response';
-  id: string;
+  type: 'flotilla:metrics';
+  final: boolean;
   metrics: MetricFamily[];
+}
+/**
+ * Worker → primary: the answer to a heartbeat, with the worker's vitals since
+ * its previous answer (the primary recycles on them and exports them as
+ * metrics).
+ */
+export interface PongMessage {
+  v: V;
+  type: 'flotilla:pong';
+  seq: number;
+  /** Resident set size, bytes. */
+  rss: number;
+  /** Requests received since the worker started. */
+  requests: number;
+  /** Event-loop utilization since the previous pong, 0..1. */
+  elu: number;
+  /** Event-loop delay since the previous pong, milliseconds. */
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+}
+/**
+ * Worker → primary: the worker could not start, for a reason a restart will
+ * not fix: the service module threw at import or in its setup (`service`), or
+ * the address is taken (`address-in-use`). `message` is one human line.
+ */
+export interface BootFailedMessage {
+  v: V;
+  type: 'flotilla:boot-failed';
+  pid: number;
+  kind: 'service' | 'address-in-use';
+  message: string;
 }
 /** Worker → primary: about to exit because of an uncaught exception. */
 export interface FatalMessage {
@@ -55,15 +94,15 @@ export interface ShutdownMessage {
   type: 'flotilla:shutdown';
   deadline: number;
 }
-/** Primary → worker: send your metrics, answering with the same `id`. */
-export interface MetricsRequestMessage {
+/** Primary → worker: a heartbeat; the worker answers `flotilla:pong` with the same `seq`. */
+export interface PingMessage {
   v: V;
-  type: 'flotilla:metrics-request';
-  id: string;
+  type: 'flotilla:ping';
+  seq: number;
 }
 
-export type WorkerMessage = ListeningMessage | ShutdownCompleteMessage | MetricsResponseMessage | FatalMessage;
-export type PrimaryMessage = ShutdownMessage | MetricsRequestMessage;
+export type WorkerMessage = ListeningMessage | ShutdownCompleteMessage | MetricsMessage | PongMessage | FatalMessage | BootFailedMessage;
+export type PrimaryMessage = ShutdownMessage | PingMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -87,21 +126,43 @@ export const msg = {
     pid,
     ok,
   }),
-  metricsResponse: (id: string, metrics: MetricFamily[]): MetricsResponseMessage => ({
+  metrics: (metrics: MetricFamily[], final = false): MetricsMessage => ({
     v: PROTOCOL_VERSION,
-    type: 'flotilla:metrics-response',
-    id,
+    type: 'flotilla:metrics',
+    final,
     metrics,
+  }),
+  pong: (seq: number, vitals: Omit<PongMessage, 'v' | 'type' | 'seq'>): PongMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:pong',
+    seq,
+    rss: vitals.rss,
+    requests: vitals.requests,
+    elu: vitals.elu,
+    delayP50Ms: vitals.delayP50Ms,
+    delayP99Ms: vitals.delayP99Ms,
+    delayMaxMs: vitals.delayMaxMs,
+  }),
+  bootFailed: (pid: number, kind: BootFailedMessage['kind'], message: string): BootFailedMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:boot-failed',
+    pid,
+    kind,
+    message: truncate(message),
   }),
   fatal: (pid: number, message: string): FatalMessage => ({
     v: PROTOCOL_VERSION,
     type: 'flotilla:fatal',
     pid,
-    message: message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message,
+    message: truncate(message),
   }),
   shutdown: (deadline: number): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline }),
-  metricsRequest: (id: string): MetricsRequestMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:metrics-request', id }),
+  ping: (seq: number): PingMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:ping', seq }),
 } as const;
+
+function truncate(message: string): string {
+  return message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message;
+}
 
 type Fields = Record<string, (value: unknown) => string | undefined>;
 
@@ -122,15 +183,21 @@ const metrics = (x: unknown) => {
   return bad === -1 ? undefined : `[${bad}] must be a metric family as toMetricFamilies() gives it`;
 };
 
+const seq = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 0 ? undefined : 'must be a non-negative integer');
+const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? undefined : 'must be a finite number >= 0');
+const kind = (x: unknown) => (x === 'service' || x === 'address-in-use' ? undefined : "must be 'service' or 'address-in-use'");
+
 const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:listening': { pid, address },
   'flotilla:shutdown-complete': { pid, ok: boolean },
-  'flotilla:metrics-response': { id: string(1, MAX_ID_LENGTH), metrics },
+  'flotilla:metrics': { final: boolean, metrics },
+  'flotilla:pong': { seq, rss: amount, requests: amount, elu: amount, delayP50Ms: amount, delayP99Ms: amount, delayMaxMs: amount },
   'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH) },
+  'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline },
-  'flotilla:metrics-request': { id: string(1, MAX_ID_LENGTH) },
+  'flotilla:ping': { seq },
 };
 
 /**
@@ -172,7 +239,7 @@ export function isPrimaryMessage(x: unknown): x is PrimaryMessage {
  * one meant for the other side.
  *
  * @example
- * describeInvalid({ v: 2, type: 'flotilla:shutdown', deadline: 1 }); // 'flotilla:shutdown: v must be 1'
+ * describeInvalid({ v: 1, type: 'flotilla:shutdown', deadline: 1 }); // 'flotilla:shutdown: v must be 2'
  * describeInvalid(msg.shutdown(0)); // 'flotilla:shutdown: valid, but it goes from the primary to a worker'
  */
 export function describeInvalid(x: unknown): string {

@@ -14,7 +14,7 @@ type Head = Pick<MetricFamily, 'name' | 'help' | 'type' | 'aggregator'>;
  * sample by sample.
  *
  * @example
- * process.send?.(msg.metricsResponse(id, toMetricFamilies(await registry.getMetricsAsJSON())));
+ * process.send?.(msg.metrics(toMetricFamilies(await registry.getMetricsAsJSON())));
  */
 export function toMetricFamilies(metrics: readonly MetricJson[], options: { histograms?: boolean } = {}): MetricFamily[] {
   const histograms = options.histograms ?? true;

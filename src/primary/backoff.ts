@@ -9,8 +9,11 @@ export interface BackoffPolicy {
 
 /**
  * Exponential restart delay with jitter, capped; reset once a worker stayed up
- * for `stableAfterMs`. Also detects a crash loop: `crashLoopFailures` failures
- * within `crashLoopWindowMs`.
+ * for `stableAfterMs`. Also detects a crash loop: `crashLoopFailures` early
+ * failures within `crashLoopWindowMs`. Only a worker that died before it had
+ * been up for `stableAfterMs` (boot failures and start-up timeouts included)
+ * counts: a service that crashes on every 50th request after a stable start
+ * is replaced for as long as it runs, and never makes the primary give up.
  */
 export class Backoff {
   readonly #policy: BackoffPolicy;
@@ -26,12 +29,13 @@ export class Backoff {
   /** Records a failure at `now` of a worker that had been up for `upForMs` (0 if it never came up). */
   fail(now: number, upForMs: number): { delayMs: number; crashLoop: boolean } {
     const { initialMs, maxMs, stableAfterMs, crashLoopFailures, crashLoopWindowMs } = this.#policy;
-    if (upForMs >= stableAfterMs) this.#consecutive = 0;
+    const stable = upForMs >= stableAfterMs;
+    if (stable) this.#consecutive = 0;
     this.#consecutive++;
     this.#failures = this.#failures.filter((t) => now - t < crashLoopWindowMs);
-    this.#failures.push(now);
+    if (!stable) this.#failures.push(now);
     const exponential = Math.min(maxMs, initialMs * 2 ** Math.min(this.#consecutive - 1, 30));
     const delayMs = Math.round(exponential * (0.5 + this.#random() / 2));
-    return { delayMs, crashLoop: this.#failures.length >= crashLoopFailures };
+    return { delayMs, crashLoop: !stable && this.#failures.length >= crashLoopFailures };
   }
 }

@@ -1,88 +1,108 @@
+import type { Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
+import { Registry } from 'prom-client';
+import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
-import { resolveWorkerCount } from './cpus.ts';
-import { MetricsAggregator } from './metrics-aggregator.ts';
+import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
+import { MetricsStore } from './metrics-store.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
 import { rollingRestart } from './rolling-restart.ts';
-import { type PrimaryHost, runPrimaryShutdown } from './shutdown.ts';
+import { ServiceHost } from './service-host.ts';
+import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
 
 export interface PrimaryOptions {
   config: ResolvedConfig;
-  /** Absolute path of the service's setup module, loaded by every worker. */
+  /** Absolute path of the service's setup module, loaded by every worker and by the service thread. */
   servicePath: string;
   /** The worker entry module. */
   workerEntry: string;
-  logger: Logger;
   /**
-   * Builds the service as set up in the primary (`role: 'primary'`): its schedulers run here, once.
-   * Called once a worker listens: the workers' start-up comes first (on a machine with as many cores
-   * as workers, loading the service here at the same time would slow it down).
+   * The service thread's entry module (the service's schedulers and primary-side hooks, off the main
+   * thread). Started once a worker listens: the workers' start-up comes first (on a machine with as many
+   * cores as workers, loading the service here at the same time would slow it down). None: no thread.
    */
-  loadHost?: () => Promise<PrimaryHost & { readonly registry: Registry }>;
+  serviceEntry?: string;
+  logger: Logger;
 }
 
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
 /** Time after the workers' own budget before the primary kills them. */
 const KILL_MARGIN_MS = 250;
+/** A snapshot older than this many push intervals makes its process stale. */
+const STALE_INTERVALS = 3;
 
 /**
- * The cluster's primary: forks and supervises the workers, runs the service's
- * schedulers once, serves the aggregated metrics, and turns the first
- * SIGINT/SIGTERM into one orderly shutdown of the whole tree.
+ * The cluster's primary: forks and supervises the workers, hosts the
+ * service's schedulers once (in its service thread), serves the metrics of
+ * the whole cluster from the snapshots its processes push, and turns the
+ * first SIGINT/SIGTERM into one orderly shutdown of the whole tree. Its main
+ * thread runs no service code.
  *
  * @example
- * const code = await new Primary({ config, servicePath, workerEntry, logger }).run();
+ * const code = await new Primary({ config, servicePath, workerEntry, serviceEntry, logger }).run();
  * process.exit(code);
  */
 export class Primary {
   readonly #o: PrimaryOptions;
   readonly #metrics = new PrimaryMetrics();
+  readonly #store = new MetricsStore();
   readonly #supervisor: Supervisor;
-  readonly #aggregator: MetricsAggregator;
   readonly #done = Promise.withResolvers<number>();
   readonly #firstListening = Promise.withResolvers<void>();
+  #listened = false;
   #metricsServer: Server | undefined;
-  #host: (PrimaryHost & { readonly registry: Registry }) | undefined;
+  #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
   #rolling: Promise<boolean> | undefined;
   readonly #workers: number;
+  /** The heap share of a worker in a memory-limited container (MiB); the service thread gets the same cap. */
+  readonly #heapMB: number | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
     const { config, logger } = options;
     const count = resolveWorkerCount(config.workers);
     this.#workers = count;
+    const heapArgs = workerHeapArgs({
+      execArgv: process.execArgv,
+      nodeOptions: process.env['NODE_OPTIONS'],
+      limitBytes: cgroupMemoryLimit(),
+      workers: count,
+    });
+    this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
+    if (heapArgs.length > 0) logger.info({ workers: count, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
+    const { cluster: c } = config;
     this.#supervisor = new Supervisor({
       count,
       exec: options.workerEntry,
+      execArgv: [...process.execArgv, ...heapArgs],
+      balancing: c.balancing,
       envFor: (slot) => ({ [WORKER_ENV]: encodeWorkerStart({ config, servicePath: options.servicePath, slot }) }),
-      policy: {
-        initialMs: config.cluster.backoffInitialMs,
-        maxMs: config.cluster.backoffMaxMs,
-        stableAfterMs: config.cluster.stableAfterMs,
-        crashLoopFailures: config.cluster.crashLoopFailures,
-        crashLoopWindowMs: config.cluster.crashLoopWindowMs,
-      },
-      startupTimeoutMs: config.cluster.startupTimeoutMs,
+      policy: this.#backoffPolicy(),
+      heartbeat: { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs },
+      recycle: { maxMemoryMB: c.maxMemoryMB, maxRequests: c.maxRequests, maxRequestsJitter: c.maxRequestsJitter },
+      startupTimeoutMs: c.startupTimeoutMs,
       shutdownBudgetMs: config.shutdown.timeoutMs,
       logger,
       metrics: this.#metrics,
       onCrashLoop: () => void this.shutdown('crash loop', 1),
       onFirstListening: (address) => {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
+        this.#listened = true;
         this.#firstListening.resolve();
       },
-      onMessage: (_worker, message) => {
-        if (message.type === 'flotilla:metrics-response') this.#aggregator.answer(message.id, message.metrics);
+      onMessage: (worker, message) => {
+        if (message.type === 'flotilla:metrics') this.#store.update(keyOf(worker), message.metrics);
+        else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
       },
+      onFork: (worker) => this.#store.join(keyOf(worker)),
+      onExit: (worker) => this.#store.retire(keyOf(worker)),
     });
-    const extra = () => (this.#host === undefined ? [] : [this.#host.registry]);
-    this.#aggregator = new MetricsAggregator(() => this.#supervisor.upWorkers, this.#metrics, extra, config.cluster.scrapeTimeoutMs);
   }
 
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
@@ -95,29 +115,65 @@ export class Primary {
     return code;
   }
 
-  /** While the workers start: the metrics endpoint; once one listens, the primary's part of the service. */
+  /** One scrape: the store's sums as they stand (no worker is asked, none is waited for), then the primary's own metrics. */
+  async scrape(): Promise<string> {
+    const staleAfterMs = STALE_INTERVALS * this.#o.config.cluster.metricsIntervalMs;
+    this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), staleAfterMs));
+    this.#metrics.scrapeMissing.set(this.#store.missing);
+    // The primary's own metrics win a name clash: a service metric named like one of them is left out.
+    const primary = this.#metrics.registry;
+    const reserved = new Set(primary.getMetricsAsArray().map((m) => (m as { name: string }).name));
+    const blocks = this.#store.render(reserved);
+    // prom-client's text of a registry: its families' blocks joined by blank lines, then a line feed
+    blocks.push((await primary.metrics()).slice(0, -1));
+    return `${blocks.join('\n\n')}\n`;
+  }
+
+  /** While the workers start: the metrics endpoint; once one listens, the service thread. */
   async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
     try {
-      const aggregator = this.#aggregator;
       const source = {
-        collect: () => aggregator.scrape(),
-        contentType: aggregator.contentType,
+        collect: () => this.scrape(),
+        contentType: Registry.PROMETHEUS_CONTENT_TYPE,
         onError: (err: unknown) => logger.error({ err }, 'metrics scrape failed'),
       };
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
       await this.#firstListening.promise;
-      if (this.#shutdown !== undefined) return;
-      const host = await this.#o.loadHost?.();
-      if (host === undefined || this.#shutdown !== undefined) return;
-      this.#host = host;
-      await host.listen();
+      if (this.#shutdown !== undefined || this.#o.serviceEntry === undefined) return;
+      this.#host = new ServiceHost({
+        entry: this.#o.serviceEntry,
+        data: { config, servicePath: this.#o.servicePath },
+        logger,
+        policy: this.#backoffPolicy(),
+        heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
+        resourceLimits: this.#heapMB === undefined ? {} : { maxOldGenerationSizeMb: this.#heapMB },
+        onMetrics: (thread, families) => {
+          const key = `service:${thread}`;
+          if (families === undefined) this.#store.retire(key);
+          else this.#store.update(key, families);
+        },
+        onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
+      });
+      this.#host.start();
     } catch (error) {
-      logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, schedulers)');
+      logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
       void this.shutdown('primary start failure', 1);
     }
+  }
+
+  /**
+   * A worker could not start for a reason a restart will not fix. Before any
+   * worker ever listened (the service throws at import or in its setup), and
+   * always for an address in use: one human line on stderr, and the cluster
+   * exits 1. Later, a failing setup is a boot failure like any other.
+   */
+  #bootFailed(message: BootFailedMessage): void {
+    if (this.#shutdown !== undefined || (this.#listened && message.kind === 'service')) return;
+    process.stderr.write(`flotilla: ${message.kind === 'service' ? 'the service failed to start: ' : ''}${message.message}\n`);
+    void this.shutdown(message.kind === 'service' ? 'service failed to start' : 'address in use', 1);
   }
 
   /** Shuts the cluster down (idempotent); `failureCode` forces a non-zero exit code (crash loop). */
@@ -136,6 +192,17 @@ export class Primary {
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();
     return this.#shutdown;
+  }
+
+  #backoffPolicy() {
+    const { cluster: c } = this.#o.config;
+    return {
+      initialMs: c.backoffInitialMs,
+      maxMs: c.backoffMaxMs,
+      stableAfterMs: c.stableAfterMs,
+      crashLoopFailures: c.crashLoopFailures,
+      crashLoopWindowMs: c.crashLoopWindowMs,
+    };
   }
 
   #trapSignals(): () => void {
@@ -163,4 +230,12 @@ export class Primary {
       process.off('SIGHUP', onHangup);
     };
   }
+}
+
+/**
+ * A worker's key in the metrics store: node:cluster's id, never reused while the primary lives (a pid
+ * may be). The service thread's are `service:<n>`.
+ */
+function keyOf(worker: Worker): string {
+  return String(worker.id);
 }

@@ -2,10 +2,10 @@ import type { Logger } from 'pino';
 import { msg } from '../ipc/protocol.ts';
 import type { Supervisor } from './supervisor.ts';
 
-/** The primary's share of the service: its schedulers and shutdown hooks (an App in the `primary` role). */
+/** The primary's share of the service: its schedulers and shutdown hooks, in the service thread (`service-host.ts`). */
 export interface PrimaryHost {
-  listen(): Promise<void>;
-  close(): Promise<void>;
+  /** Runs the hooks; resolves once they ran or at `deadline` (epoch ms). */
+  close(deadline: number): Promise<void>;
   readonly cleanShutdown: boolean;
 }
 
@@ -19,8 +19,9 @@ export interface PrimaryShutdownPlan {
 }
 
 /**
- * The primary's shutdown sequence (DESIGN.md §3): stop restarting → relay the
- * shutdown to every worker → stop the primary's schedulers and run its hooks →
+ * The primary's shutdown sequence (ARCHITECTURE.md, "SIGTERM's path"): stop
+ * restarting → relay the shutdown to every worker and to the service thread
+ * (its schedulers stop, its hooks run) →
  * wait for the workers → SIGKILL any still alive at the budget plus the margin.
  * Resolves with `true` when everything ended cleanly in time.
  */
@@ -50,7 +51,7 @@ export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boo
   }
 
   phase('primary-hooks');
-  const hostClosed = host?.close() ?? Promise.resolve();
+  const hostClosed = host?.close(started + plan.budgetMs) ?? Promise.resolve();
 
   phase('wait-workers');
   const outcome = await Promise.race([Promise.all([supervisor.allExited(), hostClosed]).then(() => 'done' as const), budgetSpent]);

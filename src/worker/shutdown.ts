@@ -24,7 +24,7 @@ export interface ShutdownPlan {
 }
 
 /**
- * The worker-side shutdown sequence (DESIGN.md §3), one phase after the other:
+ * The worker-side shutdown sequence (ARCHITECTURE.md, "SIGTERM's path"), one phase after the other:
  * drain → close the listener and idle keep-alive connections → let in-flight
  * requests finish → run the hooks in registration order → destroy what is left.
  * Everything shares one deadline, `budgetMs` after the start.

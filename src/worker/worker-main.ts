@@ -2,24 +2,40 @@ import cluster from 'node:cluster';
 import { loadService } from '../cluster/load-service.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { App } from './app.ts';
+import { describeServiceError } from './boot-failure.ts';
+import { Vitals } from './vitals.ts';
+import { startWatchdog } from './watchdog.ts';
 
 /**
  * A cluster worker: builds the App from the config the primary validated,
  * runs the service's setup, listens, and from then on obeys the primary's
- * messages. Signals aimed at the whole process group (a terminal's Ctrl-C)
- * are ignored: shutdown comes from the primary only, so hooks never run twice.
+ * messages: it answers heartbeats with its vital signs, pushes a metrics
+ * snapshot every `cluster.metricsIntervalMs` (and a final one before it
+ * exits), and shuts down when told. Signals aimed at the whole process group
+ * (a terminal's Ctrl-C) are ignored: shutdown comes from the primary only, so
+ * hooks never run twice. A watchdog thread ends the worker if the primary is
+ * gone while the main thread is stuck.
  */
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
 // the primary validated this config before forking: adopting it spares the worker compiling the schema again
 const config = adoptResolvedConfig(start.config);
 const app = new App(config, { role: 'worker', handleSignals: false, logBindings: { worker: start.slot } });
-const send = (message: WorkerMessage) => {
-  if (process.connected) process.send?.(message);
+const vitals = new Vitals();
+const send = (message: WorkerMessage, then?: () => void) => {
+  if (process.connected) process.send?.(message, undefined, {}, () => then?.());
+  else then?.();
 };
 let shuttingDown = false;
+
+startWatchdog({
+  primaryPid: process.ppid,
+  blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
+  orphanGraceMs: config.shutdown.timeoutMs + 2_000,
+  bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
+});
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => app.logger.debug({ signal }, 'signal ignored: the primary drives the shutdown'));
@@ -27,11 +43,27 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const fatal = (kind: string) => (error: unknown) => {
   app.logger.fatal({ err: error }, `${kind}: the worker exits and the primary replaces it`);
-  send(msg.fatal(process.pid, error instanceof Error ? error.message : String(error)));
-  process.exit(1);
+  send(msg.fatal(process.pid, error instanceof Error ? error.message : String(error)), () => process.exit(1));
+  setTimeout(() => process.exit(1), 1_000).unref();
 };
 process.on('uncaughtException', fatal('uncaught exception'));
 process.on('unhandledRejection', fatal('unhandled rejection'));
+
+/** A start-up failure a restart will not fix: tell the primary in one human line, then exit. */
+const bootFailed = (kind: BootFailedMessage['kind'], message: string, error: unknown) => {
+  app.logger.fatal({ err: error, kind }, `the worker could not start: ${message}`);
+  send(msg.bootFailed(process.pid, kind, message), () => process.exit(1));
+  setTimeout(() => process.exit(1), 1_000).unref();
+};
+
+const pushMetrics = async (final: boolean) => {
+  try {
+    send(msg.metrics(toMetricFamilies(await app.registry.getMetricsAsJSON()), final));
+  } catch (error) {
+    app.logger.error({ err: error }, 'metrics collection failed');
+  }
+};
+setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs).unref();
 
 /** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
 const LINGER_MS = 1_000;
@@ -49,6 +81,8 @@ const shutdown = async (reason: string, deadline?: number) => {
   // instead of being lost with this process.
   process.once('disconnect', () => process.exit(code));
   setTimeout(() => process.exit(code), LINGER_MS).unref();
+  // the last counts first: the primary keeps them in its sums once this worker is gone
+  await pushMetrics(true);
   send(msg.shutdownComplete(process.pid, app.cleanShutdown));
 };
 
@@ -57,14 +91,8 @@ process.on('message', (message: unknown) => {
     if (isFlotillaMessage(message)) app.logger.warn({ message: describeInvalid(message) }, 'malformed message from the primary dropped');
     return;
   }
-  if (message.type === 'flotilla:shutdown') {
-    void shutdown('primary', message.deadline);
-  } else {
-    app.registry.getMetricsAsJSON().then(
-      (metrics) => send(msg.metricsResponse(message.id, toMetricFamilies(metrics))),
-      (error: unknown) => app.logger.error({ err: error }, 'metrics collection failed'),
-    );
-  }
+  if (message.type === 'flotilla:ping') send(msg.pong(message.seq, vitals.sample()));
+  else void shutdown('primary', message.deadline);
 });
 // The primary is gone (crashed or killed): nobody will relay a shutdown, so start one. node:cluster
 // would otherwise exit the worker at once (cutting in-flight requests, skipping the hooks) unless
@@ -72,10 +100,26 @@ process.on('message', (message: unknown) => {
 if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
 process.on('disconnect', () => void shutdown('primary disconnected'));
 
-const setup = await loadService<App>(start.servicePath);
-await setup(app);
-const listening = app.listen();
-const address = await app.ready();
-send(msg.listening(process.pid, address));
-await listening;
-if (!cluster.isWorker) process.exit(0);
+/** Runs the service's setup and listens; a failure a restart cannot fix ends here with `bootFailed`. */
+async function boot(): Promise<void> {
+  try {
+    await (await loadService<App>(start.servicePath))(app);
+  } catch (error) {
+    return bootFailed('service', describeServiceError(error, start.servicePath), error);
+  }
+  const listening = app.listen();
+  let address: { host: string; port: number };
+  try {
+    address = await app.ready();
+  } catch (error) {
+    listening.catch(() => {});
+    if ((error as NodeJS.ErrnoException)?.code !== 'EADDRINUSE') throw error;
+    return bootFailed('address-in-use', `port ${config.port} on ${config.host} is already in use`, error);
+  }
+  send(msg.listening(process.pid, address));
+  void pushMetrics(false);
+  // the shutdown sequence (`shutdown` above) ends the process once the App has closed
+  await listening;
+}
+
+await boot();

@@ -4,34 +4,49 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { encodeWorkerStart, WORKER_ENV } from '../../src/cluster/worker-env.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
-import { msg } from '../../src/ipc/protocol.ts';
+import { describeInvalid, isWorkerMessage, msg } from '../../src/ipc/protocol.ts';
 import { get } from '../helpers/cluster.ts';
 
 /**
  * Forged IPC reaching a real worker: `src/worker/worker-main.ts` forked
  * directly (as node:cluster would, minus the cluster), sent garbage and
  * malformed `flotilla:*` messages in place of the primary. It logs and drops
- * each flotilla one, ignores the rest, keeps serving, still answers a real
- * metrics request and still shuts down cleanly on a real shutdown message.
+ * each flotilla one (answering none of them: no pong for a forged ping, no
+ * metrics for the request protocol 1 had), ignores the rest, keeps serving,
+ * still answers a real heartbeat with its vitals, and still shuts down
+ * cleanly on a real shutdown message, pushing its final metrics first.
  */
 
 const WORKER_MAIN = fileURLToPath(new URL('../../src/worker/worker-main.ts', import.meta.url));
 const SERVICE = fileURLToPath(new URL('../fixtures/cluster/service.ts', import.meta.url));
 const DROPPED = 'malformed message from the primary dropped';
 
+const VITALS = { rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, delayMaxMs: 0 };
+
 const FORGED: [message: unknown, reason: RegExp][] = [
-  [{ type: 'flotilla:shutdown' }, /^flotilla:shutdown: v must be 1$/],
-  [{ v: 2, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 1$/],
-  [{ v: '1', type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 1$/],
-  [{ v: 1, type: 'flotilla:shutdown', deadline: -1 }, /^flotilla:shutdown: deadline must be a finite time/],
-  [{ v: 1, type: 'flotilla:shutdown', deadline: 'soon' }, /^flotilla:shutdown: deadline must be a finite time/],
-  [{ v: 1, type: 'flotilla:shutdown', deadline: 1, force: true }, /^flotilla:shutdown: unexpected field "force"$/],
-  [{ v: 1, type: 'flotilla:metrics-request' }, /^flotilla:metrics-request: id is missing$/],
-  [{ v: 1, type: 'flotilla:metrics-request', id: '' }, /^flotilla:metrics-request: id must be a string of 1 to 128 characters$/],
-  [{ v: 1, type: 'flotilla:metrics-request', id: 'x'.repeat(1_000_000) }, /^flotilla:metrics-request: id must be a string/],
-  [{ v: 1, type: 'flotilla:metrics-request', id: { toString: 'm' } }, /^flotilla:metrics-request: id must be a string/],
+  [{ type: 'flotilla:shutdown' }, /^flotilla:shutdown: v must be 2$/],
+  [{ v: 1, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
+  [{ v: 3, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
+  [{ v: '2', type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
+  [{ v: 2, type: 'flotilla:shutdown', deadline: -1 }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 2, type: 'flotilla:shutdown', deadline: 'soon' }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 2, type: 'flotilla:shutdown', deadline: 1, force: true }, /^flotilla:shutdown: unexpected field "force"$/],
+  [{ v: 1, type: 'flotilla:ping', seq: 1 }, /^flotilla:ping: v must be 2$/],
+  [{ v: 2, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+  [{ v: 2, type: 'flotilla:ping', seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 2, type: 'flotilla:ping', seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 2, type: 'flotilla:ping', seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 2, type: 'flotilla:ping', seq: 2 ** 53 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 2, type: 'flotilla:ping', seq: { valueOf: 1 } }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 2, type: 'flotilla:ping', seq: 1, id: 'm-1' }, /^flotilla:ping: unexpected field "id"$/],
+  // protocol 1's metrics request: nothing answers it any more
+  [{ v: 1, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+  [{ v: 2, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
   [msg.listening(1, { host: '127.0.0.1', port: 1 }), /^flotilla:listening: valid, but it goes from a worker to the primary$/],
-  [{ v: 1, type: `flotilla:${'z'.repeat(100_000)}` }, /^unknown type "flotilla:z+…"$/],
+  [msg.pong(1, VITALS), /^flotilla:pong: valid, but it goes from a worker to the primary$/],
+  [msg.metrics([]), /^flotilla:metrics: valid, but it goes from a worker to the primary$/],
+  [msg.bootFailed(1, 'service', 'x'), /^flotilla:boot-failed: valid, but it goes from a worker to the primary$/],
+  [{ v: 2, type: `flotilla:${'z'.repeat(100_000)}` }, /^unknown type "flotilla:z+…"$/],
 ];
 const GARBAGE: unknown[] = [
   'garbage',
@@ -108,15 +123,33 @@ test('a forked worker drops and logs forged primary messages, keeps serving, and
   assert.equal(dropped[0]?.['level'], 'warn');
 
   assert.deepEqual(JSON.parse((await get(port, '/who')).body), { pid: worker.child.pid });
-  worker.child.send(msg.metricsRequest('m-1'));
-  const metrics = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:metrics-response'), 'the metrics answer');
-  assert.equal(metrics['id'], 'm-1');
-  assert.ok((metrics['metrics'] as { name: string }[]).some((m) => m.name === 'http_requests_total'));
+  worker.child.send(msg.ping(7));
+  const pong = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:pong'), 'the heartbeat answer');
+  // IPC keeps the order of messages both ways: a pong for any forged ping would have come before this one
+  assert.deepEqual(
+    worker.messages.filter((m) => m['type'] === 'flotilla:pong').map((m) => m['seq']),
+    [7],
+    'only the real ping is answered',
+  );
+  assert.ok(isWorkerMessage(pong), describeInvalid(pong));
+  assert.ok((pong['rss'] as number) > 0);
+  assert.ok((pong['requests'] as number) >= 1, 'the GET /who is counted');
+  assert.equal(
+    worker.messages.some((m) => m['type'] === 'flotilla:metrics-response'),
+    false,
+    'no answer to the metrics request protocol 1 had',
+  );
+  assert.deepEqual(worker.messages.filter((m) => !isWorkerMessage(m)).map(describeInvalid), [], 'everything the worker sends is valid');
 
   worker.child.send(msg.shutdown(Date.now() + 5_000));
   const complete = await worker.until(() => worker.messages.find((m) => m['type'] === 'flotilla:shutdown-complete'), 'shutdown-complete');
   assert.equal(complete['ok'], true);
-  // Outside node:cluster the worker exits on its own once closed; inside it, it waits for this disconnect.
+  // the final snapshot comes before shutdown-complete, with what this worker served
+  const final = worker.messages.findIndex((m) => m['type'] === 'flotilla:metrics' && m['final'] === true);
+  assert.ok(final !== -1 && final < worker.messages.indexOf(complete), 'a final metrics snapshot, before shutdown-complete');
+  const families = worker.messages[final]?.['metrics'] as { name: string; series: string[] }[];
+  assert.ok(families.some((m) => m.name === 'http_requests_total' && m.series.some((s) => s.includes('route="/who"'))));
+  // As under node:cluster, the primary's disconnect after shutdown-complete lets the worker exit.
   if (worker.child.connected) worker.child.disconnect();
   assert.equal(await exited, 0);
   assert.equal(

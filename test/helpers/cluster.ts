@@ -19,6 +19,8 @@ export interface ClusterOptions {
   config?: Record<string, unknown>;
   /** Extra environment of the primary (and so of its workers), e.g. `FIXTURE_HANG_HOOK: '1'`. */
   env?: Record<string, string>;
+  /** The node binary of the primary and its workers (default: this process's). */
+  execPath?: string;
 }
 
 /** Over the local defaults of `configYaml`: supervision fast enough for tests. */
@@ -47,7 +49,7 @@ export function clusterYaml(overrides: Record<string, unknown> = {}): string {
  */
 export function startCluster(t: TestContext, options: ClusterOptions = {}): ClusterProcess {
   const dir = tempFiles(t, { 'app.yaml': clusterYaml(options.config) });
-  const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), env: options.env });
+  const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), env: options.env, execPath: options.execPath });
   t.after(() => cluster.kill());
   return cluster;
 }
@@ -93,6 +95,21 @@ export function sample(exposition: string, series: string): number | undefined {
       );
   }
   return undefined;
+}
+
+/**
+ * Scrapes `GET /metrics` until `ready(text)` holds (workers push their snapshots every
+ * `cluster.metricsIntervalMs`, so a count shows up within one interval); rejects after `timeoutMs`
+ * with the last text.
+ */
+export async function scrapeUntil(port: number, ready: (text: string) => boolean, timeoutMs = 5_000): Promise<string> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const { body } = await get(port, '/metrics');
+    if (ready(body)) return body;
+    if (Date.now() > until) throw new Error(`the scrape never met the condition; last one:\n${body}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** Resolves once none of `pids` is alive; rejects after `timeoutMs` naming the survivors. */

@@ -1,14 +1,14 @@
 import { type TestContext, test } from 'node:test';
 import { allGone, byMsg, startCluster } from '../helpers/cluster.ts';
 
-test('workers that crash at boot make the primary give up with exit code 1', async (t: TestContext) => {
+test('workers that keep dying soon after they start make the primary give up with exit code 1', async (t: TestContext) => {
   const startedAt = Date.now();
-  const cluster = startCluster(t, { env: { FIXTURE_CRASH_AT_BOOT: '1' } });
+  const cluster = startCluster(t, { env: { FIXTURE_CRASH_SOON: '1' } });
   const exit = await cluster.exit(10_000); // four worker boots, two at a time, with backoff in between
 
   t.assert.deepStrictEqual({ code: exit.code, signal: exit.signal }, { code: 1, signal: null });
   t.diagnostic(`gave up after ${exit.at - startedAt} ms`);
-  const giveUp = cluster.lines.find(byMsg('workers keep failing: giving up (crash loop)'));
+  const giveUp = cluster.lines.find(byMsg('workers keep failing early: giving up (crash loop)'));
   t.assert.ok(giveUp !== undefined, 'the crash loop is logged');
   t.assert.strictEqual(giveUp.level, 'fatal');
   t.assert.strictEqual(giveUp.pid, cluster.pid);
@@ -16,7 +16,6 @@ test('workers that crash at boot make the primary give up with exit code 1', asy
   // crashLoopFailures is 4: three replacements with backoff, then the fourth failure ends it
   const replaced = cluster.lines.filter(byMsg('worker exited unexpectedly: replacing it'));
   t.assert.strictEqual(replaced.length, 3);
-  t.assert.ok(!cluster.lines.some(byMsg('worker listening')), 'no worker ever came up');
   t.assert.ok(cluster.lines.some(byMsg('primary shutdown: done')), 'the primary shut down in order');
 
   // every worker ever forked is gone

@@ -30,6 +30,7 @@ test('a worker killed with SIGKILL under load is replaced in its slot, and the s
   process.kill(victim, 'SIGKILL');
   const exit = await cluster.waitFor(byMsg('worker exited unexpectedly: replacing it', { workerPid: victim }), 'the exit noticed');
   t.assert.strictEqual(exit['reason'], 'killed-SIGKILL');
+  t.assert.match(String(exit['likelyCause']), /out-of-memory killer/, 'a SIGKILL nobody in the cluster sent is explained');
   t.assert.strictEqual(exit['slot'], slot);
   const up = await cluster.waitFor((l) => l.msg === 'worker listening' && l.slot === slot && l.workerPid !== victim, 'the replacement');
   const replacement = up['workerPid'] as number;

@@ -6,10 +6,10 @@ import {
   isFlotillaMessage,
   isPrimaryMessage,
   isWorkerMessage,
-  MAX_ID_LENGTH,
   MAX_MESSAGE_LENGTH,
   type MetricFamily,
   msg,
+  PROTOCOL_VERSION,
   type PrimaryMessage,
   type WorkerMessage,
 } from '../../src/ipc/protocol.ts';
@@ -35,17 +35,25 @@ const METRICS: MetricFamily[] = [
   },
 ];
 
+const VITALS = { rss: 90_000_000, requests: 12, elu: 0.25, delayP50Ms: 10.1, delayP99Ms: 12.5, delayMaxMs: 40 };
+
 const WORKER: WorkerMessage[] = [
   msg.listening(123, { host: '0.0.0.0', port: 3000 }),
   msg.listening(1, { host: '::', port: 65535 }),
   msg.shutdownComplete(123, true),
   msg.shutdownComplete(123, false),
-  msg.metricsResponse('m-1', METRICS),
-  msg.metricsResponse('m-2', []),
+  msg.metrics(METRICS),
+  msg.metrics(METRICS, true),
+  msg.metrics([]),
+  msg.pong(0, VITALS),
+  msg.pong(Number.MAX_SAFE_INTEGER, { rss: 0, requests: 0, elu: 0, delayP50Ms: 0, delayP99Ms: 0, delayMaxMs: 0 }),
   msg.fatal(123, 'boom'),
   msg.fatal(123, ''),
+  msg.bootFailed(123, 'service', 'the service module threw: boom'),
+  msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
+  msg.bootFailed(123, 'service', ''),
 ];
-const PRIMARY: PrimaryMessage[] = [msg.shutdown(Date.now() + 10_000), msg.metricsRequest('m-1')];
+const PRIMARY: PrimaryMessage[] = [msg.shutdown(Date.now() + 10_000), msg.shutdown(0), msg.ping(0), msg.ping(42)];
 
 /** What a message looks like after crossing the IPC channel (JSON serialization). */
 const overIpc = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
@@ -67,24 +75,56 @@ test('every valid message passes its own guard, also after crossing IPC, and not
 });
 
 test('the message shapes are the documented ones', () => {
-  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 1, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
-  assert.deepEqual(msg.shutdown(5), { v: 1, type: 'flotilla:shutdown', deadline: 5 });
-  assert.deepEqual(msg.metricsRequest('a'), { v: 1, type: 'flotilla:metrics-request', id: 'a' });
+  assert.equal(PROTOCOL_VERSION, 2);
+  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 2, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
+  assert.deepEqual(msg.shutdownComplete(7, true), { v: 2, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
+  assert.deepEqual(msg.shutdown(5), { v: 2, type: 'flotilla:shutdown', deadline: 5 });
+  assert.deepEqual(msg.ping(3), { v: 2, type: 'flotilla:ping', seq: 3 });
+  assert.deepEqual(msg.metrics([]), { v: 2, type: 'flotilla:metrics', final: false, metrics: [] });
+  assert.deepEqual(msg.metrics(METRICS, true), { v: 2, type: 'flotilla:metrics', final: true, metrics: METRICS });
+  assert.deepEqual(msg.pong(3, VITALS), { v: 2, type: 'flotilla:pong', seq: 3, ...VITALS });
+  assert.deepEqual(msg.bootFailed(7, 'address-in-use', 'taken'), {
+    v: 2,
+    type: 'flotilla:boot-failed',
+    pid: 7,
+    kind: 'address-in-use',
+    message: 'taken',
+  });
+  assert.deepEqual(msg.fatal(7, 'boom'), { v: 2, type: 'flotilla:fatal', pid: 7, message: 'boom' });
 });
 
-test('a fatal message is truncated so that it stays valid', () => {
-  const m = msg.fatal(1, 'x'.repeat(MAX_MESSAGE_LENGTH * 3));
-  assert.equal(m.message.length, MAX_MESSAGE_LENGTH);
-  assert.ok(isWorkerMessage(m));
+test('a pong carries the vitals and nothing else, whatever object they come in', () => {
+  const pong = msg.pong(1, { ...VITALS, extra: 'not sent' } as typeof VITALS);
+  assert.deepEqual(Object.keys(pong).sort(), ['delayMaxMs', 'delayP50Ms', 'delayP99Ms', 'elu', 'requests', 'rss', 'seq', 'type', 'v']);
+  assert.ok(isWorkerMessage(pong), describeInvalid(pong));
+});
+
+test('fatal and boot-failure messages are truncated so that they stay valid', () => {
+  for (const m of [msg.fatal(1, 'x'.repeat(MAX_MESSAGE_LENGTH * 3)), msg.bootFailed(1, 'service', 'x'.repeat(MAX_MESSAGE_LENGTH * 3))]) {
+    assert.equal(m.message.length, MAX_MESSAGE_LENGTH);
+    assert.ok(m.message.endsWith('…'));
+    assert.ok(isWorkerMessage(m), describeInvalid(m));
+  }
+  assert.equal(
+    msg.bootFailed(1, 'service', 'x'.repeat(MAX_MESSAGE_LENGTH)).message.length,
+    MAX_MESSAGE_LENGTH,
+    'the longest message is kept whole',
+  );
 });
 
 test('mutated messages fail without throwing, with a reason', () => {
   const listening = msg.listening(123, { host: 'h', port: 3000 });
+  const pong = msg.pong(7, VITALS);
+  const ping = msg.ping(7);
+  const metrics = msg.metrics(METRICS);
+  const bootFailed = msg.bootFailed(123, 'service', 'boom');
   const cases: [unknown, RegExp][] = [
-    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 1$/],
-    [{ ...listening, v: '1' }, /v must be 1/],
+    [{ ...listening, v: 1 }, /^flotilla:listening: v must be 2$/],
+    [{ ...listening, v: 3 }, /^flotilla:listening: v must be 2$/],
+    [{ ...listening, v: '2' }, /v must be 2/],
+    [{ ...ping, v: 1 }, /^flotilla:ping: v must be 2$/],
     [{ ...listening, pid: undefined }, /pid must be a positive integer/],
-    [{ v: 1, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
+    [{ v: 2, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
     [{ ...listening, pid: -1 }, /pid must be a positive integer/],
     [{ ...listening, pid: 1.5 }, /pid must be/],
     [{ ...listening, address: { host: 'h', port: 0 } }, /address\.port must be a port/],
@@ -93,19 +133,57 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...listening, address: [] }, /address must be an object/],
     [{ ...listening, evil: () => 1 }, /unexpected field "evil"/],
     [{ ...msg.shutdownComplete(1, true), ok: 'yes' }, /ok must be a boolean/],
-    [{ ...msg.metricsResponse('a', []), id: 'x'.repeat(MAX_ID_LENGTH + 1) }, /id must be a string of 1 to 128/],
-    [{ ...msg.metricsResponse('a', []), id: '' }, /id must be a string/],
-    [{ ...msg.metricsResponse('a', []), metrics: {} }, /metrics must be an array/],
-    [{ ...msg.metricsResponse('a', []), metrics: [null] }, /metrics\[0\] must be a metric/],
+    [{ ...metrics, metrics: {} }, /^flotilla:metrics: metrics must be an array/],
+    [{ ...metrics, metrics: [null] }, /^flotilla:metrics: metrics\[0\] must be a metric/],
+    [{ ...metrics, metrics: [...METRICS, { name: 'x' }] }, /^flotilla:metrics: metrics\[2\] must be a metric/],
+    [{ ...metrics, final: undefined }, /^flotilla:metrics: final must be a boolean$/],
+    [{ ...metrics, final: 'true' }, /^flotilla:metrics: final must be a boolean$/],
+    [{ ...metrics, final: 1 }, /^flotilla:metrics: final must be a boolean$/],
+    [{ v: 2, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
+    [{ ...metrics, id: 'm-1' }, /^flotilla:metrics: unexpected field "id"$/],
+    [{ v: 2, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+    [{ ...ping, seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, seq: Number.NaN }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, seq: 2 ** 53 }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, seq: 1n }, /^flotilla:ping: seq must be a non-negative integer$/],
+    [{ ...ping, id: 'm-1' }, /^flotilla:ping: unexpected field "id"$/],
+    [{ ...pong, seq: -1 }, /^flotilla:pong: seq must be a non-negative integer$/],
+    [{ ...pong, seq: 0.5 }, /^flotilla:pong: seq must be a non-negative integer$/],
+    [{ ...pong, seq: undefined }, /^flotilla:pong: seq must be a non-negative integer$/],
+    [{ ...pong, rss: -1 }, /^flotilla:pong: rss must be a finite number >= 0$/],
+    [{ ...pong, rss: '1' }, /^flotilla:pong: rss must be a finite number >= 0$/],
+    [{ ...pong, requests: Number.POSITIVE_INFINITY }, /^flotilla:pong: requests must be a finite number >= 0$/],
+    [{ ...pong, elu: Number.NaN }, /^flotilla:pong: elu must be a finite number >= 0$/],
+    [{ ...pong, delayP50Ms: -0.5 }, /^flotilla:pong: delayP50Ms must be a finite number >= 0$/],
+    [{ ...pong, delayP99Ms: null }, /^flotilla:pong: delayP99Ms must be a finite number >= 0$/],
+    [{ ...pong, delayMaxMs: 10n }, /^flotilla:pong: delayMaxMs must be a finite number >= 0$/],
+    [
+      { v: 2, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0 },
+      /^flotilla:pong: delayMaxMs is missing$/,
+    ],
+    [{ ...pong, cpu: 1 }, /^flotilla:pong: unexpected field "cpu"$/],
+    [{ ...bootFailed, kind: 'crash' }, /^flotilla:boot-failed: kind must be 'service' or 'address-in-use'$/],
+    [{ ...bootFailed, kind: 'Service' }, /^flotilla:boot-failed: kind must be/],
+    [{ ...bootFailed, kind: undefined }, /^flotilla:boot-failed: kind must be/],
+    [{ ...bootFailed, kind: ['service'] }, /^flotilla:boot-failed: kind must be/],
+    [{ ...bootFailed, pid: 0 }, /^flotilla:boot-failed: pid must be a positive integer$/],
+    [{ ...bootFailed, message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /^flotilla:boot-failed: message must be a string of 0 to 4096/],
+    [{ ...bootFailed, message: 42 }, /^flotilla:boot-failed: message must be a string/],
+    [{ v: 2, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
     [{ ...msg.fatal(1, 'x'), message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /message must be a string/],
     [{ ...msg.shutdown(1), deadline: Number.POSITIVE_INFINITY }, /deadline must be a finite time/],
     [{ ...msg.shutdown(1), deadline: 10n }, /deadline must be a finite time/],
-    [{ v: 1, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
-    [{ v: 1, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
+    [{ v: 2, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
+    [{ v: 2, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+    [{ v: 2, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
+    [{ v: 1, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
+    [{ v: 2, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
     [null, /^not a message object \(null\)$/],
     [[listening], /not a message object \(array\)/],
     ['flotilla:listening', /not a message object \(string\)/],
-    [Object.assign(Object.create({ v: 1, type: 'flotilla:shutdown' }), { deadline: 1 }), /not a message object/],
+    [Object.assign(Object.create({ v: 2, type: 'flotilla:shutdown' }), { deadline: 1 }), /not a message object/],
   ];
   for (const [value, reason] of cases) {
     assert.equal(isWorkerMessage(value), false, describeInvalid(value));
@@ -142,9 +220,10 @@ test('metric families that could break the exposition or the aggregation are ref
     { ...histogram, series: ['route="/a",', ''] },
   ];
   for (const family of broken) {
-    const message = msg.metricsResponse('m', [family as MetricFamily]);
-    assert.equal(isWorkerMessage(message), false, JSON.stringify(family));
-    assert.match(describeInvalid(message), /^flotilla:metrics-response: metrics\[0\] must be a metric family/);
+    for (const message of [msg.metrics([family as MetricFamily]), msg.metrics([family as MetricFamily], true)]) {
+      assert.equal(isWorkerMessage(message), false, JSON.stringify(family));
+      assert.match(describeInvalid(message), /^flotilla:metrics: metrics\[0\] must be a metric family/);
+    }
   }
 });
 
@@ -158,7 +237,7 @@ test("Node's and other libraries' messages are not flotilla messages", () => {
 });
 
 test('cyclic, hostile and huge values never make a guard or describeInvalid throw', () => {
-  const cyclic: Record<string, unknown> = { v: 1, type: 'flotilla:fatal', pid: 1 };
+  const cyclic: Record<string, unknown> = { v: 2, type: 'flotilla:fatal', pid: 1 };
   cyclic['message'] = cyclic;
   const throwing = new Proxy(
     {},
@@ -173,7 +252,7 @@ test('cyclic, hostile and huge values never make a guard or describeInvalid thro
   );
   const { proxy: revoked, revoke } = Proxy.revocable({}, {});
   revoke();
-  const getter = Object.defineProperty({ v: 1, pid: 1, ok: true }, 'type', {
+  const getter = Object.defineProperty({ v: 2, pid: 1, ok: true }, 'type', {
     enumerable: true,
     get() {
       throw new Error('getter');
@@ -191,15 +270,34 @@ test('cyclic, hostile and huge values never make a guard or describeInvalid thro
 });
 
 test('property: arbitrary values never make a guard throw, and only valid messages pass', () => {
-  const valid = new Set<string>(['flotilla:listening', 'flotilla:shutdown-complete', 'flotilla:metrics-response', 'flotilla:fatal']);
+  const worker = new Set<string>([
+    'flotilla:listening',
+    'flotilla:shutdown-complete',
+    'flotilla:metrics',
+    'flotilla:pong',
+    'flotilla:fatal',
+    'flotilla:boot-failed',
+  ]);
+  const primary = new Set<string>(['flotilla:shutdown', 'flotilla:ping']);
+  const removed = ['flotilla:metrics-request', 'flotilla:metrics-response'];
+  const amount = () => fc.oneof(fc.double(), fc.nat(), fc.anything());
   const messageLike = fc.record(
     {
-      v: fc.oneof(fc.constant(1), fc.anything()),
-      type: fc.oneof(fc.constantFrom(...valid, 'flotilla:shutdown', 'flotilla:metrics-request'), fc.string()),
+      v: fc.oneof(fc.constant(PROTOCOL_VERSION), fc.constant(1), fc.anything()),
+      type: fc.oneof(fc.constantFrom(...worker, ...primary, ...removed), fc.string()),
       pid: fc.oneof(fc.integer(), fc.anything()),
       id: fc.oneof(fc.string(), fc.anything()),
       ok: fc.oneof(fc.boolean(), fc.anything()),
+      final: fc.oneof(fc.boolean(), fc.anything()),
       deadline: fc.oneof(fc.double(), fc.anything()),
+      seq: fc.oneof(fc.integer(), fc.maxSafeNat(), fc.double(), fc.anything()),
+      rss: amount(),
+      requests: amount(),
+      elu: amount(),
+      delayP50Ms: amount(),
+      delayP99Ms: amount(),
+      delayMaxMs: amount(),
+      kind: fc.oneof(fc.constantFrom('service', 'address-in-use'), fc.anything()),
       message: fc.string(),
       address: fc.oneof(fc.record({ host: fc.string(), port: fc.integer() }), fc.anything()),
       metrics: fc.oneof(fc.constant(METRICS), fc.anything()),
@@ -208,14 +306,28 @@ test('property: arbitrary values never make a guard throw, and only valid messag
   );
   fc.assert(
     fc.property(
-      fc.oneof(fc.anything({ withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }), messageLike),
+      fc.oneof(
+        fc.anything({ withBigInt: true, withMap: true, withSet: true, withNullPrototype: true }),
+        messageLike,
+        fc.constantFrom<unknown>(...WORKER, ...PRIMARY),
+      ),
       (value) => {
-        const worker = isWorkerMessage(value);
-        const primary = isPrimaryMessage(value);
-        assert.equal(typeof describeInvalid(value), 'string');
+        const toPrimary = isWorkerMessage(value);
+        const toWorker = isPrimaryMessage(value);
+        const description = describeInvalid(value);
+        assert.equal(typeof description, 'string');
         assert.equal(typeof isFlotillaMessage(value), 'boolean');
-        assert.ok(!(worker && primary));
-        if (worker) assert.ok(valid.has(value.type));
+        assert.ok(!(toPrimary && toWorker));
+        if (toPrimary) {
+          assert.ok(worker.has(value.type));
+          assert.equal(value.v, PROTOCOL_VERSION);
+          assert.equal(description, `${value.type}: valid, but it goes from a worker to the primary`);
+        }
+        if (toWorker) {
+          assert.ok(primary.has(value.type));
+          assert.equal(value.v, PROTOCOL_VERSION);
+          assert.equal(description, `${value.type}: valid, but it goes from the primary to a worker`);
+        }
       },
     ),
     { numRuns: 2000 },

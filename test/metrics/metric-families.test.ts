@@ -107,7 +107,7 @@ test("a 'histogram' whose samples are not prom-client's goes sample by sample", 
     const [family] = toMetricFamilies([{ name: 'x', help: 'x', type: 'histogram', aggregator: 'sum', values }] as unknown as MetricJson[]);
     assert.equal(family?.buckets, undefined, JSON.stringify(values));
     assert.equal(family?.series.length, values.length);
-    assert.ok(isWorkerMessage(msg.metricsResponse('m', [family!])));
+    assert.ok(isWorkerMessage(msg.metrics([family!])));
   }
 });
 
@@ -115,6 +115,6 @@ test("every family of a worker's registry passes the primary's guard after cross
   const registry = new Registry();
   new Gauge({ name: 'weird', help: 'w', labelNames: ['le', 'zone'], registers: [registry] }).set({ zone: '"}\n', le: 'x' }, Number.NaN);
   new Counter({ name: 'c_total', help: 'c', labelNames: ['b', 'a'], registers: [registry] }).inc({ b: '\\', a: '' });
-  const message = JSON.parse(JSON.stringify(msg.metricsResponse('m', toMetricFamilies(await registry.getMetricsAsJSON()))));
+  const message = JSON.parse(JSON.stringify(msg.metrics(toMetricFamilies(await registry.getMetricsAsJSON()), true)));
   assert.ok(isWorkerMessage(message));
 });

@@ -70,9 +70,14 @@ describe('Backoff', () => {
     t.assert.ok(loops.every((l) => !l));
   });
 
-  test('a stable worker failing still counts towards the crash loop', (t: TestContext) => {
+  test('a worker that was stable never counts towards the crash loop', (t: TestContext) => {
     const backoff = new Backoff({ ...POLICY, crashLoopFailures: 2 }, noJitter);
-    t.assert.strictEqual(backoff.fail(0, 1_000_000).crashLoop, false);
-    t.assert.strictEqual(backoff.fail(1, 1_000_000).crashLoop, true);
+    const loops = Array.from({ length: 50 }, (_, i) => backoff.fail(i, POLICY.stableAfterMs).crashLoop);
+    t.assert.ok(
+      loops.every((l) => !l),
+      'fifty deaths of stable workers within a second: no crash loop',
+    );
+    t.assert.strictEqual(backoff.fail(100, 0).crashLoop, false, 'one early death');
+    t.assert.strictEqual(backoff.fail(101, POLICY.stableAfterMs - 1).crashLoop, true, 'a second early death: a loop');
   });
 });

@@ -16,7 +16,7 @@ import {
 import { isWorkerMessage, type MetricFamily, msg } from '../../src/ipc/protocol.ts';
 import { toMetricFamilies } from '../../src/metrics/metric-families.ts';
 import { PromMetricsCollector } from '../../src/metrics/prom-collector.ts';
-import { mergeFamilies } from '../../src/primary/merge-families.ts';
+import { FamilyMerger, mergeFamilies } from '../../src/primary/merge-families.ts';
 
 type MetricJson = MetricObjectWithValues<MetricValue<string>>;
 type Type = 'counter' | 'gauge' | 'histogram' | 'summary';
@@ -24,10 +24,8 @@ type Type = 'counter' | 'gauge' | 'histogram' | 'summary';
 /** The families of each process, sent over IPC as JSON and checked by the primary's guard, merged into exposition text. */
 function viaIpc(lists: readonly MetricJson[][], histograms: readonly boolean[] = []): string {
   const received = lists.map((list, i) => {
-    const message: unknown = JSON.parse(
-      JSON.stringify(msg.metricsResponse('m', toMetricFamilies(list, { histograms: histograms[i] ?? true }))),
-    );
-    assert.ok(isWorkerMessage(message) && message.type === 'flotilla:metrics-response', 'the families pass the guard');
+    const message: unknown = JSON.parse(JSON.stringify(msg.metrics(toMetricFamilies(list, { histograms: histograms[i] ?? true }))));
+    assert.ok(isWorkerMessage(message) && message.type === 'flotilla:metrics', 'the families pass the guard');
     return message.metrics;
   });
   return text(mergeFamilies(received, new Set()));
@@ -137,6 +135,25 @@ test('property: the merged text is exactly what prom-client aggregates from the 
       );
     }),
     { numRuns: 1000 },
+  );
+});
+
+test('property: merged families, merged again on their own, render the same text', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(definition, { minLength: 1, maxLength: 6 }), processes, async (definitions, procs) => {
+      const lists = await Promise.all(procs.map((p) => registryOf(definitions, p).getMetricsAsJSON()));
+      const merger = new FamilyMerger();
+      lists.forEach((list, i) => {
+        merger.add(toMetricFamilies(list, { histograms: procs[i]?.histograms ?? true }));
+      });
+      const families = merger.families();
+      assert.equal(text(new FamilyMerger().add(families).render()), text(merger.render()));
+      assert.ok(
+        families.every((f) => f.aggregator !== 'omit'),
+        'omitted families are left out',
+      );
+    }),
+    { numRuns: 300 },
   );
 });
 

@@ -2,19 +2,26 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry, Summary } from 'prom-client';
-import { isWorkerMessage, type MetricFamily, msg } from '../../src/ipc/protocol.ts';
+import { describeInvalid, isWorkerMessage, type MetricFamily, msg } from '../../src/ipc/protocol.ts';
 import { toMetricFamilies } from '../../src/metrics/metric-families.ts';
 import { mergeFamilies } from '../../src/primary/merge-families.ts';
+import { MetricsStore } from '../../src/primary/metrics-store.ts';
 
 /**
- * What broke: a `flotilla:metrics-response` passed the guard as long as each
- * metric had a name and a values array, so one worker answering
+ * What broke: a metrics message (then `flotilla:metrics-response`, now the
+ * pushed `flotilla:metrics`) passed the guard as long as each metric had a
+ * name and a values array, so one worker sending
  * `[{ name: 'x', values: [] }]` (no aggregator) made the aggregation throw
  * and every scrape of the primary a 500. The guard now checks what the
  * aggregation and the exposition rely on; every real registry still passes.
+ * The primary keeps what passes in its `MetricsStore` (the latest snapshot of
+ * each live worker, the counts of the retired ones) and renders every scrape
+ * from there: whatever passes must go through updates, retirements and
+ * renders without throwing, into well-formed lines.
  */
 
 const overIpc = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
+const NONE = new Set<string>();
 
 async function realMetrics(): Promise<MetricFamily[]> {
   const registry = new Registry();
@@ -31,14 +38,26 @@ async function realMetrics(): Promise<MetricFamily[]> {
 const LINE =
   /^(?:# (?:HELP|TYPE) [^\n]*|[a-zA-Z_:][\w:]*(?:\{[a-zA-Z_]\w*="(?:[^"\\\n]|\\[\\"n])*"(?:,[a-zA-Z_]\w*="(?:[^"\\\n]|\\[\\"n])*")*\})? \S+|)$/;
 
-test('real metrics pass the guard and aggregate', async () => {
+test('real metrics pass the guard and aggregate, pushed periodically or as the final snapshot', async () => {
   const metrics = await realMetrics();
-  const message = overIpc(msg.metricsResponse('id', metrics));
-  assert.ok(isWorkerMessage(message));
-  const text = mergeFamilies([metrics, metrics], new Set()).join('\n\n');
+  for (const final of [false, true]) {
+    const message = overIpc(msg.metrics(metrics, final));
+    assert.ok(isWorkerMessage(message) && message.type === 'flotilla:metrics');
+    assert.equal(message.final, final);
+  }
+  const text = mergeFamilies([metrics, metrics], NONE).join('\n\n');
   assert.match(text, /^c_total\{route="\/books\/:id"\} 2$/m);
   assert.match(text, /^g Nan$/m);
   assert.match(text, /^g_inf \+Inf$/m);
+
+  const store = new MetricsStore({ now: () => 0 });
+  store.update('1', metrics);
+  store.update('2', metrics);
+  assert.equal(store.render(NONE).join('\n\n'), text, 'the store renders what the merge renders');
+  store.retire('2');
+  const after = store.render(NONE).join('\n\n');
+  assert.match(after, /^c_total\{route="\/books\/:id"\} 2$/m, 'a retired worker still counts');
+  assert.match(after, /^g Nan$/m, 'its gauges do not');
 });
 
 test('metrics the aggregation cannot use are refused', () => {
@@ -61,11 +80,13 @@ test('metrics the aggregation cannot use are refused', () => {
     { ...base, buckets: ['1'] },
   ];
   for (const metric of broken) {
-    assert.equal(isWorkerMessage(msg.metricsResponse('id', [metric as MetricFamily])), false, JSON.stringify(metric));
+    const message = overIpc(msg.metrics([metric as MetricFamily]));
+    assert.equal(isWorkerMessage(message), false, JSON.stringify(metric));
+    assert.match(describeInvalid(message), /^flotilla:metrics: metrics\[0\] must be a metric family/);
   }
 });
 
-test('property: whatever passes the guard aggregates without throwing, into well-formed lines', async () => {
+test('property: whatever passes the guard is stored, retired and rendered without throwing, into well-formed lines', async () => {
   const real = await realMetrics();
   const mutate = fc.record({
     index: fc.nat(),
@@ -76,7 +97,7 @@ test('property: whatever passes the guard aggregates without throwing, into well
     ),
   });
   fc.assert(
-    fc.property(fc.array(mutate, { maxLength: 3 }), (mutations) => {
+    fc.property(fc.array(mutate, { maxLength: 3 }), fc.boolean(), (mutations, final) => {
       const metrics = structuredClone(real) as unknown as Record<string, unknown>[];
       for (const m of mutations) {
         const metric = metrics[m.index % metrics.length] as Record<string, unknown>;
@@ -87,10 +108,24 @@ test('property: whatever passes the guard aggregates without throwing, into well
           if (list !== undefined && list.length > 0) list[m.index % list.length] = m.value;
         }
       }
-      const message = overIpc(msg.metricsResponse('id', metrics as unknown as MetricFamily[]));
-      if (!isWorkerMessage(message) || message.type !== 'flotilla:metrics-response') return;
-      const text = mergeFamilies([message.metrics, real], new Set()).join('\n\n');
-      for (const line of text.split('\n')) assert.match(line, LINE);
+      const message = overIpc(msg.metrics(metrics as unknown as MetricFamily[], final));
+      if (!isWorkerMessage(message) || message.type !== 'flotilla:metrics') return;
+      const wellFormed = (blocks: string[]) => {
+        for (const line of blocks.join('\n\n').split('\n')) assert.match(line, LINE);
+      };
+      wellFormed(mergeFamilies([message.metrics, real], NONE));
+      // The primary's path: the forged snapshot beside a real worker's, both live, then the forger retired
+      // (its counts folded into the retired totals), then the honest one too.
+      const store = new MetricsStore({ now: () => 0 });
+      store.update('forger', message.metrics);
+      store.update('honest', real);
+      wellFormed(store.render(NONE));
+      store.retire('forger');
+      wellFormed(store.render(NONE));
+      store.update('next', real);
+      store.retire('honest');
+      wellFormed(store.render(NONE));
+      assert.equal(store.update('forger', message.metrics), false, 'a late snapshot of a retired worker is ignored');
     }),
     { numRuns: 300 },
   );

@@ -1,0 +1,47 @@
+import { Worker } from 'node:worker_threads';
+
+/** What the watchdog thread needs; see `watchdog-thread.ts`. */
+export interface WatchdogData {
+  /** The main thread's last beat (epoch ms), written by the main thread, read by the watchdog. */
+  beat: SharedArrayBuffer;
+  /** The primary's pid: once `process.ppid` differs, the primary is gone. */
+  primaryPid: number;
+  /** A main thread silent this long gets its JavaScript stack logged (once per stall). */
+  blockedLogMs: number;
+  /** Primary gone and the main thread still alive after this long (its graceful shutdown overran): SIGKILL. */
+  orphanGraceMs: number;
+  /** The fields of the worker's log lines (`service`, `pid`, `worker`). */
+  bindings: Record<string, unknown>;
+}
+
+const BEAT_MS = 250;
+
+/**
+ * Starts the worker's watchdog thread (see `watchdog-thread.ts`) and the main
+ * thread's beat it reads. The thread is what ends a worker whose main thread
+ * is stuck once the primary is gone, so that no orphan survives the primary's
+ * `kill -9`; it also logs where a blocked main thread is stuck.
+ *
+ * @example
+ * startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings });
+ */
+export function startWatchdog(options: Omit<WatchdogData, 'beat'>): void {
+  const beat = new SharedArrayBuffer(8);
+  const cell = new Float64Array(beat);
+  cell[0] = Date.now();
+  setInterval(() => {
+    cell[0] = Date.now();
+  }, BEAT_MS).unref();
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const data: WatchdogData = { ...options, beat };
+  const thread = new Worker(new URL(`./watchdog-thread${ext}`, import.meta.url), {
+    workerData: data,
+    // a few timers and, once, an inspector session: it needs next to nothing
+    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+    stdout: false,
+    stderr: false,
+  });
+  // the watchdog never keeps the worker alive, and a failure of it must not take the worker down
+  thread.unref();
+  thread.on('error', () => {});
+}
