@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { describeInvalid, isFlotillaMessage, isWorkerMessage, msg, type PongMessage, type WorkerMessage } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
+import { exitReason } from './exit-reason.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
 import { type RecyclePolicy, type RecycleReason, Recycling } from './recycling.ts';
@@ -45,12 +46,6 @@ interface Slot {
   startupTimer: NodeJS.Timeout | undefined;
   restartTimer: NodeJS.Timeout | undefined;
 }
-
-/** Why a worker that was not asked to may have been killed, in words (the kernel leaves no note). */
-const LIKELY_CAUSE: Record<string, string> = {
-  SIGKILL: 'not by flotilla: most likely the kernel out-of-memory killer (container memory limit)',
-  SIGABRT: 'the process aborted: most likely a JavaScript heap out of memory (--max-old-space-size)',
-};
 
 /**
  * Keeps `count` workers alive, in slots: forks them, counts a worker as up
@@ -381,9 +376,7 @@ export class Supervisor {
       this.#checkAllExited();
       return;
     }
-    const reason =
-      slot.failure ?? (signal !== null ? `killed-${signal}` : !wasUp ? 'boot-failure' : code === 0 ? 'unexpected-exit' : 'crash');
-    const likelyCause = slot.failure === undefined && signal !== null ? LIKELY_CAUSE[signal] : undefined;
+    const { reason, likelyCause } = exitReason({ failure: slot.failure, code, signal, wasUp });
     const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), wasUp ? Date.now() - slot.upSince : 0);
     if (crashLoop) {
       this.#giveUp(slot, { workerPid, code, signal, reason });
@@ -391,7 +384,7 @@ export class Supervisor {
     }
     this.#o.metrics.restarts.inc({ reason });
     this.#o.logger.warn(
-      { slot: slot.index, workerPid, code, signal, reason, delayMs, ...(likelyCause === undefined ? {} : { likelyCause }) },
+      { slot: slot.index, workerPid, code, signal, reason, likelyCause, delayMs },
       'worker exited unexpectedly: replacing it',
     );
     slot.restartTimer = setTimeout(() => this.#fork(slot), delayMs);
