@@ -7,6 +7,27 @@
  * app.registerController({ routes: () => [{ method: 'GET', path: '/hello', handler: () => ({ hello: 'world' }) }] });
  * await app.listen();
  */
+
+export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export { Ctx } from './app/ctx.ts';
+export { defineService, type ServiceSetup } from './app/define-service.ts';
+export type { OpenApiDocument } from './app/docs/openapi.ts';
+export { Group } from './app/group.ts';
+export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
+export {
+  newPage,
+  offsetOf,
+  PAGE_DEFAULTS,
+  type Page,
+  type PageQuery,
+  pageSchema,
+  paginated,
+  parsePagination,
+  type Repository,
+} from './app/pagination.ts';
+export type { RequestContext } from './app/request-context.ts';
+export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
+export type { ShutdownHook } from './app/shutdown.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export type {
   ClusterConfig,
@@ -33,23 +54,3 @@ export type { MetricsCollector, RequestMetric } from './metrics/metrics-collecto
 export { PromMetricsCollector } from './metrics/prom-collector.ts';
 export { type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
 export type { Scheduler, SchedulerEnv } from './scheduler/scheduler.ts';
-export { App, type AppOptions, type AppRole, type InjectResponse } from './worker/app.ts';
-export { Ctx } from './worker/ctx.ts';
-export { defineService, type ServiceSetup } from './worker/define-service.ts';
-export type { OpenApiDocument } from './worker/docs/openapi.ts';
-export { Group } from './worker/group.ts';
-export type { CheckResult, HealthChecker, HealthReport } from './worker/health.ts';
-export {
-  newPage,
-  offsetOf,
-  PAGE_DEFAULTS,
-  type Page,
-  type PageQuery,
-  pageSchema,
-  paginated,
-  parsePagination,
-  type Repository,
-} from './worker/pagination.ts';
-export type { RequestContext } from './worker/request-context.ts';
-export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './worker/route.ts';
-export type { ShutdownHook } from './worker/shutdown.ts';

@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
+import type { App } from '../app/app.ts';
+import { createLogger } from '../app/logger.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { type LoadedConfig, loadConfigFile } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
 import { Primary } from '../primary/primary.ts';
-import type { App } from '../worker/app.ts';
-import { createLogger } from '../worker/logger.ts';
 import { parseCli, USAGE } from './args.ts';
 
 /**
@@ -51,7 +51,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return 0;
     case 'openapi': {
       const servicePath = requireService(loaded);
-      const { App } = await import('../worker/app.ts');
+      const { App } = await import('../app/app.ts');
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
       await (await loadService<App>(servicePath))(app);
       process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);

@@ -10,12 +10,12 @@
  * `flotilla:shutdown-complete` after its hooks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
-import { App } from '../worker/app.ts';
 import { Vitals } from '../worker/vitals.ts';
 
 /** What the service host hands the thread. */

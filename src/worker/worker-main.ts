@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
+import { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
-import { App } from './app.ts';
 import { describeServiceError } from './boot-failure.ts';
 import { Vitals } from './vitals.ts';
 import { startWatchdog } from './watchdog.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { App } from '../../src/worker/app.ts';
+import type { App } from '../../src/app/app.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { httpRequest, openSocket, readUntilClose } from '../helpers/http.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { offsetOf, paginated, parsePagination } from '../../src/app/pagination.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import { offsetOf, paginated, parsePagination } from '../../src/worker/pagination.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 /**
@@ -10,7 +10,7 @@ import { controller, testApp } from '../helpers/app.ts';
  * `page`/`limit` pair, absent, empty, repeated or anything else, answers
  * either 200 with a page query inside the bounds and a safe offset, or a 400
  * INVALID_PAGINATION problem naming the parameter — the same decision as
- * `parsePagination` on the decoded values. (test/worker/pagination.test.ts
+ * `parsePagination` on the decoded values. (test/app/pagination.test.ts
  * covers the function itself with arbitrary values.)
  */
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import type { InjectResponse } from '../../src/worker/app.ts';
-import { paginated } from '../../src/worker/pagination.ts';
+import type { InjectResponse } from '../../src/app/app.ts';
+import { paginated } from '../../src/app/pagination.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { cpuMs } from '../helpers/timing.ts';
 

@@ -1,7 +1,7 @@
 import type { TestContext } from 'node:test';
+import { App, type AppOptions } from '../../src/app/app.ts';
+import type { Controller, Route } from '../../src/app/route.ts';
 import type { KConfig } from '../../src/config/types.ts';
-import { App, type AppOptions } from '../../src/worker/app.ts';
-import type { Controller, Route } from '../../src/worker/route.ts';
 import { type LogSink, sink } from './sink.ts';
 
 /**

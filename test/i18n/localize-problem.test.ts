@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
+import { paginated } from '../../src/app/pagination.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import { paginated } from '../../src/worker/pagination.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 const locales = resolve(import.meta.dirname, '../fixtures/locales');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { App } from '../../src/worker/app.ts';
+import { App } from '../../src/app/app.ts';
 import { sink } from '../helpers/sink.ts';
 
 /**

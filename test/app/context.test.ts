@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { RequestContext } from '../../src/worker/request-context.ts';
+import type { RequestContext } from '../../src/app/request-context.ts';
 import { controller, gate, serve, testApp } from '../helpers/app.ts';
 import { openSocket } from '../helpers/http.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { App } from '../../src/app/app.ts';
+import type { Middleware, Module } from '../../src/app/route.ts';
+import { joinPath } from '../../src/app/router.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import type { App } from '../../src/worker/app.ts';
-import type { Middleware, Module } from '../../src/worker/route.ts';
-import { joinPath } from '../../src/worker/router.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 /** A middleware that records its name on the way in and out. */

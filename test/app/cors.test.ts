@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { App } from '../../src/app/app.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import type { App } from '../../src/worker/app.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 const SITE = 'https://app.example.com';

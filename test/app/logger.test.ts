@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isoTime, redactCredentials } from '../../src/worker/logger.ts';
+import { isoTime, redactCredentials } from '../../src/app/logger.ts';
 
 test('isoTime is the current time as pino expects it, formatted at most once per millisecond', async () => {
   const before = Date.now();

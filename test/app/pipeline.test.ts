@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { Middleware } from '../../src/app/route.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import type { Middleware } from '../../src/worker/route.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 const PROBLEM = 'application/problem+json';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import { newPage, offsetOf, PAGE_DEFAULTS, pageSchema, paginated, parsePagination } from '../../src/app/pagination.ts';
+import type { Route } from '../../src/app/route.ts';
 import { KError } from '../../src/errors/k-error.ts';
-import { newPage, offsetOf, PAGE_DEFAULTS, pageSchema, paginated, parsePagination } from '../../src/worker/pagination.ts';
-import type { Route } from '../../src/worker/route.ts';
 
 function rejects(query: Record<string, unknown>, parameter: 'page' | 'limit'): KError {
   let caught: unknown;

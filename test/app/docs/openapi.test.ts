@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
+import { PROBLEM_REF } from '../../../src/app/docs/problem-schema.ts';
+import { operationIdOf, toPathTemplates } from '../../../src/app/docs/route-path.ts';
+import { paginated } from '../../../src/app/pagination.ts';
+import type { Route } from '../../../src/app/route.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
-import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/worker/docs/openapi.ts';
-import { PROBLEM_REF } from '../../../src/worker/docs/problem-schema.ts';
-import { operationIdOf, toPathTemplates } from '../../../src/worker/docs/route-path.ts';
-import { paginated } from '../../../src/worker/pagination.ts';
-import type { Route } from '../../../src/worker/route.ts';
 
 const handler = () => undefined;
 const book = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' } } };

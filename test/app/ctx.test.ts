@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { newPage } from '../../src/worker/pagination.ts';
+import { newPage } from '../../src/app/pagination.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 describe('Ctx in a request', () => {

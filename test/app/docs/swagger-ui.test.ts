@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { App } from '../../../src/app/app.ts';
+import { loadAsset, matchesEtag, SWAGGER_ASSETS, swaggerUiDistDir } from '../../../src/app/docs/swagger-assets.ts';
+import { DOCS_CSP, docsPage, SWAGGER_INITIALIZER } from '../../../src/app/docs/swagger-page.ts';
+import { docsRoutes } from '../../../src/app/docs/swagger-ui.ts';
 import type { KConfig } from '../../../src/config/types.ts';
-import { App } from '../../../src/worker/app.ts';
-import { loadAsset, matchesEtag, SWAGGER_ASSETS, swaggerUiDistDir } from '../../../src/worker/docs/swagger-assets.ts';
-import { DOCS_CSP, docsPage, SWAGGER_INITIALIZER } from '../../../src/worker/docs/swagger-page.ts';
-import { docsRoutes } from '../../../src/worker/docs/swagger-ui.ts';
 import { sink } from '../../helpers/sink.ts';
 
 /** Every URL the page references (`href` and `src` attributes). */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compose } from '../../src/worker/compose.ts';
-import type { Ctx } from '../../src/worker/ctx.ts';
+import { compose } from '../../src/app/compose.ts';
+import type { Ctx } from '../../src/app/ctx.ts';
 
 /** Just what compose touches of a Ctx. */
 const fakeCtx = () => ({ reply: { kind: 'none' } }) as unknown as Ctx;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Span, type Tracer, trace } from '@opentelemetry/api';
+import { App } from '../../src/app/app.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import type { Scheduler } from '../../src/scheduler/scheduler.ts';
-import { App } from '../../src/worker/app.ts';
 import { controller, gate, testApp } from '../helpers/app.ts';
 import { sink } from '../helpers/sink.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { HealthChecker } from '../../src/worker/health.ts';
+import type { HealthChecker } from '../../src/app/health.ts';
 import { gate, testApp } from '../helpers/app.ts';
 
 const pass = (name: string): HealthChecker => ({ name, check: async () => {} });

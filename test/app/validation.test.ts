@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { App } from '../../src/worker/app.ts';
-import type { Route } from '../../src/worker/route.ts';
+import type { App } from '../../src/app/app.ts';
+import type { Route } from '../../src/app/route.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 const book = {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FILE_BATCH_BYTES, FLUSH_MS, LineWriter, PIPE_BUF, truncateLine } from '../../src/worker/line-writer.ts';
+import { FILE_BATCH_BYTES, FLUSH_MS, LineWriter, PIPE_BUF, truncateLine } from '../../src/app/line-writer.ts';
 import { openFifo } from '../helpers/cluster-process.ts';
 
 const CHILD = fileURLToPath(new URL('../fixtures/logging/line-writer-child.ts', import.meta.url));
