@@ -23,22 +23,33 @@ import { InFlight } from './in-flight.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createRequestHandler, type PipelineHost } from './pipeline.ts';
+import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, Route } from './route.ts';
 import { Router } from './router.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
-/** Where an App runs: alone, as the cluster's primary (schedulers and hooks only), or as a cluster worker. */
-export type AppRole = 'standalone' | 'primary' | 'worker';
+export type { AppRole } from './registrar.ts';
 
+/**
+ * How an App is hosted. Users leave these out; the cluster's worker process
+ * sets them (`src/worker/worker-main.ts`) to hand signals, schedulers and the
+ * metrics endpoint to the primary.
+ */
 export interface AppOptions {
   /** Where log lines go (default: stdout). */
   logStream?: DestinationStream;
-  /** Set by flotilla's cluster mode; users leave it out. */
+  /** Where the setup runs, as `app.role` tells it (default `standalone`): information, it changes nothing here. */
   role?: AppRole;
-  /** Extra fields on every log line (the cluster sets the worker id). */
+  /** Extra fields on every log line (the cluster sets the worker slot). */
   logBindings?: Record<string, unknown>;
-  /** Trap SIGINT/SIGTERM in `listen()`. Default: true when standalone. */
+  /** Trap SIGINT/SIGTERM in `listen()` (default true). */
   handleSignals?: boolean;
+  /** Run the schedulers registered with `registerScheduler` (default true; the cluster runs them once, in its primary). */
+  runSchedulers?: boolean;
+  /** Serve this App's registry on `metrics.port` (default: when the config given has `metrics`). */
+  serveMetrics?: boolean;
+  /** Add the process metrics (`process_*`, `nodejs_*`) to the registry (default: as `serveMetrics`). */
+  processMetrics?: boolean;
 }
 
 /**
@@ -52,7 +63,7 @@ export interface AppOptions {
  * app.onShutdown(async (signal) => pool.end());
  * await app.listen(); // resolves after SIGTERM/SIGINT or app.close() and the graceful shutdown
  */
-export class App {
+export class App implements Registrar {
   readonly config: ResolvedConfig;
   readonly role: AppRole;
   readonly logger: Logger;
@@ -68,7 +79,7 @@ export class App {
   #metrics: MetricsCollector | undefined;
   #tracer: Tracer;
   #translator: Translator | undefined;
-  #draining = false;
+  readonly #runSchedulers: boolean;
   #openapi: { version: number; document: OpenApiDocument } | undefined;
 
   constructor(config?: KConfig, options: AppOptions = {}) {
@@ -77,25 +88,27 @@ export class App {
     this.logger = createLogger(this.config, options.logStream, options.logBindings);
     this.#router = new Router({ maxParamLength: this.config.limits.paramLength, bodyLimit: this.config.limits.bodyBytes });
     this.#registry = new Registry();
-    const servesMetrics = this.role === 'worker' || (this.role === 'standalone' && config?.metrics !== undefined);
-    if (servesMetrics) registerProcessMetrics(this.#registry);
-    if (this.config.metrics.enabled && this.role !== 'primary') this.#metrics = new PromMetricsCollector(this.#registry);
+    const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
+    if (options.processMetrics ?? serveMetrics) registerProcessMetrics(this.#registry);
+    if (this.config.metrics.enabled) this.#metrics = new PromMetricsCollector(this.#registry);
+    this.#runSchedulers = options.runSchedulers ?? true;
     this.#tracer = trace.getTracer(this.config.serviceName);
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
-    this.#lifecycle = new Lifecycle(this, {
+    this.#lifecycle = new Lifecycle({
+      config: this.config,
+      logger: this.logger,
+      tracer: () => this.#tracer,
+      role: this.role,
       handler: this.#handler,
       inFlight: this.#inFlight,
       deadline: this.#deadline,
       hooks: this.#hooks,
       schedulers: this.#schedulers,
       registry: this.#registry,
-      servesMetrics: servesMetrics && this.role === 'standalone',
-      handleSignals: options.handleSignals ?? this.role === 'standalone',
-      startDraining: () => {
-        this.#draining = true;
-      },
+      servesMetrics: serveMetrics,
+      handleSignals: options.handleSignals ?? true,
     });
     const { docs } = this.config;
     if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', []);
@@ -188,12 +201,12 @@ export class App {
   }
 
   /**
-   * Registers a scheduler and a shutdown hook that stops it. Schedulers run
-   * where the App is standalone or the cluster's primary (once per deployment);
-   * in a cluster worker this records nothing to run.
+   * Registers a scheduler and a shutdown hook that stops it. In a cluster
+   * worker (`runSchedulers: false`) this records nothing: the cluster runs
+   * its schedulers once, in the primary.
    */
   registerScheduler(scheduler: Scheduler): void {
-    if (this.role === 'worker') return;
+    if (!this.#runSchedulers) return;
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => scheduler.stop(signal));
   }
@@ -241,7 +254,7 @@ export class App {
       logRequests: this.config.logging.requests,
       inFlight: this.#inFlight,
       get draining() {
-        return app.#draining;
+        return app.#lifecycle.draining;
       },
       get metrics() {
         return app.#metrics;
@@ -259,7 +272,7 @@ export class App {
       timeoutMs: this.config.health.timeoutMs,
       production: this.config.env === 'production',
       get draining() {
-        return app.#draining;
+        return app.#lifecycle.draining;
       },
     };
   }

@@ -1,15 +1,23 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { ResolvedConfig } from '../config/types.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
-import type { App } from './app.ts';
 import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 
 export interface LifecycleParts {
+  config: ResolvedConfig;
+  logger: Logger;
+  /** The tracer schedulers get (the App's, which `setTracer` may swap before `listen`). */
+  tracer(): Tracer;
+  /** Where the setup runs, for the "listening" log line. */
+  role: string;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   inFlight: InFlight;
   deadline: AbortController;
@@ -18,16 +26,14 @@ export interface LifecycleParts {
   registry: Registry;
   servesMetrics: boolean;
   handleSignals: boolean;
-  startDraining(): void;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
 const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
 const noop = () => {};
 
-/** Listening, readiness, and the road to the shutdown sequence; one per App. */
+/** Listening, readiness, and the road to the shutdown sequence; one per App. It owns `draining`. */
 export class Lifecycle {
-  readonly #app: App;
   readonly #parts: LifecycleParts;
   readonly #ready = Promise.withResolvers<{ host: string; port: number }>();
   readonly #closed = Promise.withResolvers<void>();
@@ -38,15 +44,20 @@ export class Lifecycle {
   #metricsServer: Server | undefined;
   #shutdownStarted = 0;
   #untrap: (() => void) | undefined;
+  #draining = false;
   /** Port of the standalone metrics endpoint, once listening. */
   metricsPort: number | undefined;
   /** Whether the last shutdown completed in time with no failing hook. */
   clean = true;
 
-  constructor(app: App, parts: LifecycleParts) {
-    this.#app = app;
+  constructor(parts: LifecycleParts) {
     this.#parts = parts;
     this.#ready.promise.catch(() => {});
+  }
+
+  /** True from the start of the shutdown: `/health` answers 503 and responses close their connection. */
+  get draining(): boolean {
+    return this.#draining;
   }
 
   get state(): State {
@@ -60,14 +71,11 @@ export class Lifecycle {
   async listen(): Promise<void> {
     if (this.#state !== 'idle') throw new Error(`listen() cannot be called when the App is ${this.#state}`);
     this.#state = 'starting';
-    const { config, logger } = this.#app;
+    const { config, logger } = this.#parts;
     try {
-      let address = { host: config.host, port: config.port };
-      if (this.#app.role !== 'primary') {
-        this.#server = createHttpServer(config);
-        this.#connections = new ConnectionTracker(this.#server, this.#parts.handler);
-        address = await listenOn(this.#server, config.port, config.host);
-      }
+      this.#server = createHttpServer(config);
+      this.#connections = new ConnectionTracker(this.#server, this.#parts.handler);
+      const address = await listenOn(this.#server, config.port, config.host);
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
         const source = {
@@ -79,16 +87,14 @@ export class Lifecycle {
         this.#metricsServer = endpoint.server;
         this.metricsPort = endpoint.port;
       }
-      const env = { logger, registry: this.#parts.registry, tracer: this.#app.tracer };
+      const env = { logger, registry: this.#parts.registry, tracer: this.#parts.tracer() };
       for (const scheduler of this.#parts.schedulers) {
         scheduler.bind?.(env);
         await scheduler.start();
       }
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
-      if (this.#app.role === 'primary')
-        logger.info({ role: 'primary', schedulers: this.#parts.schedulers.length }, 'primary part of the service started');
-      else logger.info({ address, role: this.#app.role }, `${config.serviceName} listening`);
+      logger.info({ address, role: this.#parts.role }, `${config.serviceName} listening`);
       this.#ready.resolve(address);
     } catch (error) {
       this.#ready.reject(error);
@@ -111,7 +117,7 @@ export class Lifecycle {
   async #shutdown(deadline: number | undefined): Promise<void> {
     this.#state = 'closing';
     this.#shutdownStarted = performance.now();
-    const { config, logger } = this.#app;
+    const { config, logger } = this.#parts;
     const budgetMs = Math.min(config.shutdown.timeoutMs, deadline === undefined ? Infinity : Math.max(0, deadline - Date.now()));
     this.clean = await runShutdown({
       logger,
@@ -122,7 +128,9 @@ export class Lifecycle {
       deadline: this.#parts.deadline,
       budgetMs,
       drainDelayMs: config.shutdown.drainDelayMs,
-      startDraining: this.#parts.startDraining,
+      startDraining: () => {
+        this.#draining = true;
+      },
     });
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();
@@ -136,7 +144,7 @@ export class Lifecycle {
   /** First SIGINT/SIGTERM: graceful shutdown, then the process exits by the deadline at the latest. Second: exit at once. */
   #trapSignals(): () => void {
     const onSignal = (signal: keyof typeof SIGNALS) => {
-      const { logger, config } = this.#app;
+      const { logger, config } = this.#parts;
       if (this.#closing !== undefined) {
         logger.warn({ signal }, 'second signal: exiting now');
         process.exit(128 + SIGNALS[signal]);

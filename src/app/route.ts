@@ -81,11 +81,13 @@ export interface Controller {
 }
 
 /**
- * A unit of features registered on an App (routes, checkers, hooks, schedulers).
+ * A unit of features registered on an App or a group (routes, checkers, hooks,
+ * schedulers). It receives a {@link Registrar}: registration only, never
+ * `listen` or `close`.
  *
  * @example
- * const booksModule: Module = { register(app) { app.registerController(new BooksController()); } };
+ * const booksModule: Module = { register(r) { r.registerController(new BooksController()); } };
  */
 export interface Module {
-  register(app: import('./app.ts').App): void;
+  register(registrar: import('./registrar.ts').Registrar): void;
 }

@@ -16,7 +16,7 @@ import { parseCli, USAGE } from './args.ts';
  * and everything it imports) is loaded only by the commands that build an App
  * in this process: `start` validates the config and forks the workers
  * without it; the primary's own part of the service runs in its service
- * thread (`service-thread.ts`), started once a worker listens.
+ * thread (`src/primary/service-thread.ts`), started once a worker listens.
  */
 async function main(argv: readonly string[]): Promise<number> {
   let args: ReturnType<typeof parseCli>;
@@ -64,8 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const logger = createLogger(loaded.config, pino.destination(1), { role: 'primary' });
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
       const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
-      const serviceEntry = fileURLToPath(new URL(`./service-thread${ext}`, import.meta.url));
-      return new Primary({ config: loaded.config, servicePath, workerEntry, serviceEntry, logger }).run();
+      return new Primary({ config: loaded.config, servicePath, workerEntry, logger }).run();
     }
   }
 }

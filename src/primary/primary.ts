@@ -21,12 +21,6 @@ export interface PrimaryOptions {
   servicePath: string;
   /** The worker entry module. */
   workerEntry: string;
-  /**
-   * The service thread's entry module (the service's schedulers and primary-side hooks, off the main
-   * thread). Started once a worker listens: the workers' start-up comes first (on a machine with as many
-   * cores as workers, loading the service here at the same time would slow it down). None: no thread.
-   */
-  serviceEntry?: string;
   logger: Logger;
 }
 
@@ -44,7 +38,7 @@ const STALE_INTERVALS = 3;
  * thread runs no service code.
  *
  * @example
- * const code = await new Primary({ config, servicePath, workerEntry, serviceEntry, logger }).run();
+ * const code = await new Primary({ config, servicePath, workerEntry, logger }).run();
  * process.exit(code);
  */
 export class Primary {
@@ -142,9 +136,10 @@ export class Primary {
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
       await this.#firstListening.promise;
-      if (this.#shutdown !== undefined || this.#o.serviceEntry === undefined) return;
+      // the service thread starts once a worker listens: on a machine with as many cores as workers,
+      // loading the service here at the same time would slow the workers' start-up down
+      if (this.#shutdown !== undefined) return;
       this.#host = new ServiceHost({
-        entry: this.#o.serviceEntry,
         data: { config, servicePath: this.#o.servicePath },
         logger,
         policy: this.#backoffPolicy(),

@@ -4,13 +4,14 @@ import { isWorkerMessage, type MetricFamily, msg } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 
+/** The thread's entry module, beside this one (TypeScript sources or compiled JavaScript alike). */
+const ENTRY = new URL(`./service-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
+
 /** Time after the deadline before a thread still running its shutdown is terminated. */
 const TERMINATE_MARGIN_MS = 200;
 
 export interface ServiceHostOptions {
-  /** The thread's entry module. */
-  entry: string;
-  /** Handed to the thread as `workerData`. */
+  /** Handed to the thread (`service-thread.ts`) as `workerData`. */
   data: unknown;
   logger: Logger;
   policy: BackoffPolicy;
@@ -27,7 +28,7 @@ export interface ServiceHostOptions {
 
 /**
  * Supervises the primary's service thread (its entry is
- * `src/cli/service-thread.ts`): the service's schedulers and primary-side
+ * `service-thread.ts`): the service's schedulers and primary-side
  * shutdown hooks, off the primary's main thread. A thread that crashes, runs
  * out of memory (`resourceLimits`) or stops answering heartbeats is replaced
  * with the workers' backoff; `close(deadline)` relays the shutdown and
@@ -35,7 +36,7 @@ export interface ServiceHostOptions {
  * then terminated).
  *
  * @example
- * const host = new ServiceHost({ entry, data, logger, policy, heartbeat, resourceLimits, onMetrics, onCrashLoop });
+ * const host = new ServiceHost({ data, logger, policy, heartbeat, resourceLimits, onMetrics, onCrashLoop });
  * host.start(); … await host.close(Date.now() + 10_000);
  */
 export class ServiceHost {
@@ -102,7 +103,7 @@ export class ServiceHost {
 
   #spawn(): void {
     const { logger } = this.#o;
-    const thread = new Worker(this.#o.entry, { workerData: this.#o.data, resourceLimits: this.#o.resourceLimits });
+    const thread = new Worker(ENTRY, { workerData: this.#o.data, resourceLimits: this.#o.resourceLimits });
     this.#thread = thread;
     this.#startedAt = 0;
     const generation = this.#started++;

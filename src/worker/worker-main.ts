@@ -1,12 +1,12 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
+import { Vitals } from '../cluster/vitals.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
-import { Vitals } from './vitals.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -22,7 +22,16 @@ import { startWatchdog } from './watchdog.ts';
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
 // the primary validated this config before forking: adopting it spares the worker compiling the schema again
 const config = adoptResolvedConfig(start.config);
-const app = new App(config, { role: 'worker', handleSignals: false, logBindings: { worker: start.slot } });
+// the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
+// registry carries its process metrics for the primary to sum
+const app = new App(config, {
+  role: 'worker',
+  logBindings: { worker: start.slot },
+  handleSignals: false,
+  runSchedulers: false,
+  serveMetrics: false,
+  processMetrics: true,
+});
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
   if (process.connected) process.send?.(message, undefined, {}, () => then?.());

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Span, type Tracer, trace } from '@opentelemetry/api';
 import { App } from '../../src/app/app.ts';
+import type { Registrar } from '../../src/app/registrar.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import type { Scheduler } from '../../src/scheduler/scheduler.ts';
@@ -186,7 +187,7 @@ describe('integration points', () => {
 
   test('use(module) hands the module the App', () => {
     const { app } = testApp();
-    let seen: App | undefined;
+    let seen: Registrar | undefined;
     app.use({
       register(a) {
         seen = a;
@@ -237,8 +238,8 @@ describe('registerScheduler', () => {
     assert.deepEqual(events, ['start', 'stop:true', 'later hook']);
   });
 
-  test("a cluster worker ('worker' role) records nothing to run", async () => {
-    const { app } = testApp({}, { role: 'worker' });
+  test('with runSchedulers: false (a cluster worker) it records nothing to run', async () => {
+    const { app } = testApp({}, { role: 'worker', runSchedulers: false });
     const events: string[] = [];
     app.registerScheduler(recordingScheduler(events));
     const listening = app.listen();
@@ -246,27 +247,6 @@ describe('registerScheduler', () => {
     await app.close();
     await listening;
     assert.deepEqual(events, []);
-  });
-
-  test("the 'primary' role runs schedulers and hooks without an HTTP server", async () => {
-    const { app } = testApp({ port: 1 }, { role: 'primary' });
-    const events: string[] = [];
-    const started = gate();
-    app.registerScheduler({
-      start: () => {
-        events.push('start');
-        started.resolve();
-      },
-      stop: () => {
-        events.push('stop');
-      },
-    });
-    const listening = app.listen();
-    await started.promise;
-    await app.ready();
-    await app.close();
-    await listening;
-    assert.deepEqual(events, ['start', 'stop']);
   });
 });
 

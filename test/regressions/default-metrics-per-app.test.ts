@@ -31,7 +31,7 @@ test('Apps with process metrics do not pile up collectors, and each still expose
   for (let i = 0; i < 300; i++) make();
   const grown = heapAfterGc() - before;
   assert.ok(grown < 1.5 * 1024 * 1024, `300 Apps kept ${Math.round(grown / 1024)} KiB`);
-  for (const app of [make(), new App({}, { role: 'worker', logStream: sink(), handleSignals: false })]) {
+  for (const app of [make(), new App({}, { role: 'worker', processMetrics: true, logStream: sink(), handleSignals: false })]) {
     const text = await app.registry.metrics();
     assert.match(text, /^process_cpu_user_seconds_total \d/m);
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);

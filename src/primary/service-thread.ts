@@ -1,6 +1,6 @@
 /**
- * The primary's service thread (started by `src/primary/service-host.ts`):
- * the service's setup with `app.role === 'primary'`, where its schedulers run
+ * The primary's service thread (started by `service-host.ts`): the service's
+ * setup given a `ServicePart` (`app.role === 'primary'`), where its schedulers run
  * once for the whole cluster and its shutdown hooks run at the cluster's
  * shutdown. It lives in a worker thread so that a job computing for seconds
  * never delays what the primary's main thread does: hand connections to the
@@ -10,13 +10,14 @@
  * `flotilla:shutdown-complete` after its hooks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { App } from '../app/app.ts';
+import type { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
+import { Vitals } from '../cluster/vitals.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
-import { Vitals } from '../worker/vitals.ts';
+import { ServicePart } from './service-part.ts';
 
 /** What the service host hands the thread. */
 export interface ServiceThreadData {
@@ -27,19 +28,15 @@ export interface ServiceThreadData {
 const port = parentPort;
 if (port === null) throw new Error('service-thread.ts runs as a worker thread of the flotilla primary');
 const { config, servicePath } = workerData as ServiceThreadData;
-const app = new App(adoptResolvedConfig(config), {
-  role: 'primary',
-  handleSignals: false,
-  logBindings: { role: 'primary', thread: 'service' },
-});
+const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' });
 const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);
 
 const pushMetrics = async (final: boolean) => {
   try {
-    post(msg.metrics(toMetricFamilies(await app.registry.getMetricsAsJSON()), final));
+    post(msg.metrics(toMetricFamilies(await part.registry.getMetricsAsJSON()), final));
   } catch (error) {
-    app.logger.error({ err: error }, 'metrics collection failed');
+    part.logger.error({ err: error }, 'metrics collection failed');
   }
 };
 const pushing = setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs);
@@ -50,17 +47,16 @@ port.on('message', (message: unknown) => {
     post(msg.pong(message.seq, vitals.sample()));
     return;
   }
-  void app.close({ deadline: message.deadline }).then(async () => {
+  void part.close(message.deadline).then(async () => {
     clearInterval(pushing);
     await pushMetrics(true);
-    post(msg.shutdownComplete(process.pid, app.cleanShutdown));
+    post(msg.shutdownComplete(process.pid, part.cleanShutdown));
     port.close();
   });
 });
 
-await (await loadService<App>(servicePath))(app);
-const listening = app.listen();
-await app.ready();
+// the setup is typed for an App; the part has its registration API (see service-part.ts)
+await (await loadService<App>(servicePath))(part as unknown as App);
+await part.start();
 // the first snapshot tells the host that the schedulers started
 void pushMetrics(false);
-await listening;

@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { ResolvedConfig } from '../config/types.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import type { HealthChecker } from './health.ts';
+import type { Controller, Middleware, Module } from './route.ts';
+import type { ShutdownHook } from './shutdown.ts';
+
+/** Where the service's setup runs: alone, in the cluster's primary (its service thread), or in a cluster worker. */
+export type AppRole = 'standalone' | 'primary' | 'worker';
+
+/**
+ * What a module, a group and the service's setup register things with: the
+ * App, a `Group` (routes under its prefix and middlewares, everything else
+ * on the App), or, in the cluster's primary, the service part that keeps only
+ * schedulers and shutdown hooks. Like fastify's child instances, every
+ * registrar has the same registration API; none can listen or close.
+ *
+ * @example
+ * const books: Module = { register(r: Registrar) { r.registerController(controller); r.onShutdown(close) } };
+ */
+export interface Registrar {
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
+  /** The prom-client registry the service's own metrics go in. */
+  readonly registry: Registry;
+  /** Where the setup runs; information only: it changes nothing in how things are registered. */
+  readonly role: AppRole;
+  registerController(controller: Controller): void;
+  use(module: Module): void;
+  group(prefix: string, ...middlewares: Middleware[]): Registrar;
+  registerHealthChecker(checker: HealthChecker): void;
+  registerScheduler(scheduler: Scheduler): void;
+  onShutdown(hook: ShutdownHook): void;
+}

@@ -1,0 +1,112 @@
+import { type Tracer, trace } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { Group } from '../app/group.ts';
+import type { HealthChecker } from '../app/health.ts';
+import { InFlight } from '../app/in-flight.ts';
+import { createLogger } from '../app/logger.ts';
+import type { Registrar } from '../app/registrar.ts';
+import type { Controller, Middleware, Module, Route } from '../app/route.ts';
+import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
+import type { ResolvedConfig } from '../config/types.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+
+/**
+ * What the service's setup is given in the cluster's primary (in its service
+ * thread, `service-thread.ts`), with `role === 'primary'`: the registration
+ * API of an App, of which only schedulers and shutdown hooks take effect.
+ * Routes, controllers, groups and health checkers are accepted and dropped:
+ * the workers serve them. No router, validators or docs are built here.
+ *
+ * `start()` binds and starts the schedulers; `close(deadline)` runs the hooks
+ * (the schedulers' stops among them, in registration order) with one signal
+ * that aborts at the deadline, as a worker's shutdown does.
+ *
+ * @example
+ * const part = new ServicePart(config);
+ * await setup(part as unknown as App);
+ * await part.start(); … await part.close(Date.now() + 10_000);
+ */
+export class ServicePart implements Registrar {
+  readonly role = 'primary' as const;
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
+  readonly registry = new Registry();
+  /** Routes never land here; the App's `routes` is always empty in the primary. */
+  readonly routes: readonly Route[] = [];
+  readonly #hooks: ShutdownHook[] = [];
+  readonly #schedulers: Scheduler[] = [];
+  readonly #deadline = new AbortController();
+  #tracer: Tracer;
+  #clean = true;
+
+  constructor(config: ResolvedConfig, logBindings: Record<string, unknown> = {}) {
+    this.config = config;
+    this.logger = createLogger(config, undefined, logBindings);
+    this.#tracer = trace.getTracer(config.serviceName);
+  }
+
+  get tracer(): Tracer {
+    return this.#tracer;
+  }
+
+  /** Whether the last `close` ran every hook in time without a failure. */
+  get cleanShutdown(): boolean {
+    return this.#clean;
+  }
+
+  registerController(_controller: Controller): void {}
+
+  use(module: Module): void {
+    module.register(this);
+  }
+
+  group(prefix: string, ...middlewares: Middleware[]): Group {
+    return new Group(this, () => {}, prefix, middlewares);
+  }
+
+  registerHealthChecker(_checker: HealthChecker): void {}
+
+  registerScheduler(scheduler: Scheduler): void {
+    this.#schedulers.push(scheduler);
+    this.onShutdown((signal) => scheduler.stop(signal));
+  }
+
+  onShutdown(hook: ShutdownHook): void {
+    if (typeof hook !== 'function') throw new TypeError('onShutdown expects a function');
+    this.#hooks.push(hook);
+  }
+
+  setTracer(tracer: Tracer): void {
+    this.#tracer = tracer;
+  }
+
+  /** Request metrics and translations concern the workers: accepted, unused here. */
+  setMetricsCollector(_collector: unknown): void {}
+
+  setTranslator(_translator: unknown): void {}
+
+  async start(): Promise<void> {
+    const env = { logger: this.logger, registry: this.registry, tracer: this.#tracer };
+    for (const scheduler of this.#schedulers) {
+      scheduler.bind?.(env);
+      await scheduler.start();
+    }
+    this.logger.info({ schedulers: this.#schedulers.length }, 'primary part of the service started');
+  }
+
+  /** Runs the shutdown hooks in registration order, by `deadline` (epoch ms) at the latest. */
+  async close(deadline: number): Promise<void> {
+    this.#clean = await runShutdown({
+      logger: this.logger,
+      server: undefined,
+      connections: undefined,
+      inFlight: new InFlight(),
+      hooks: this.#hooks,
+      deadline: this.#deadline,
+      budgetMs: Math.min(this.config.shutdown.timeoutMs, Math.max(0, deadline - Date.now())),
+      drainDelayMs: 0,
+      startDraining: () => {},
+    });
+  }
+}

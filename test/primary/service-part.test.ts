@@ -1,0 +1,59 @@
+import { type TestContext, test } from 'node:test';
+import type { App } from '../../src/app/app.ts';
+import { resolveConfig } from '../../src/config/validate.ts';
+import { ServicePart } from '../../src/primary/service-part.ts';
+
+const config = resolveConfig({ logging: { level: 'silent' }, shutdown: { timeoutMs: 500 } });
+
+/**
+ * What the App has and the primary's part does not: serving and introspecting routes. Anything else a
+ * setup may call on its App must exist on the part too, or the service thread would crash on it; this
+ * type fails to compile when an App method is added without its counterpart here.
+ */
+type NotInThePrimary = Exclude<keyof App, keyof ServicePart>;
+const absent: Record<NotInThePrimary, true> = {
+  engine: true,
+  listen: true,
+  ready: true,
+  inject: true,
+  openapi: true,
+  metricsPort: true,
+  [Symbol.asyncDispose]: true,
+};
+
+test('the primary part keeps schedulers and hooks, in registration order, and drops routes', async (t: TestContext) => {
+  t.assert.ok(Object.keys(absent).length > 0);
+  const part = new ServicePart(config);
+  const events: string[] = [];
+  part.registerController({ routes: () => [{ method: 'GET', path: '/x', handler: () => 'x' }] });
+  part.group('/api').registerController({ routes: () => [{ method: 'GET', path: '/y', handler: () => 'y' }] });
+  part.registerHealthChecker({ name: 'db', check: async () => {} });
+  part.registerScheduler({ start: () => void events.push('start'), stop: () => void events.push('stop') });
+  part.use({ register: (r) => r.onShutdown(() => void events.push('module hook')) });
+  part.group('/g').onShutdown(() => void events.push('group hook'));
+  t.assert.deepStrictEqual(part.routes, []);
+  t.assert.strictEqual(part.role, 'primary');
+
+  await part.start();
+  t.assert.deepStrictEqual(events, ['start']);
+  await part.close(Date.now() + 1_000);
+  t.assert.deepStrictEqual(events, ['start', 'stop', 'module hook', 'group hook']);
+  t.assert.strictEqual(part.cleanShutdown, true);
+});
+
+test('a hook that outlives the deadline makes the shutdown unclean; its signal aborts', async (t: TestContext) => {
+  const part = new ServicePart(config);
+  let aborted = false;
+  part.onShutdown(
+    (signal) =>
+      new Promise<void>((resolve) =>
+        signal.addEventListener('abort', () => {
+          aborted = true;
+          resolve();
+        }),
+      ),
+  );
+  await part.close(Date.now() + 100);
+  t.assert.strictEqual(aborted, true);
+  t.assert.strictEqual(part.cleanShutdown, false);
+});
