@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 
 interface SocketState {
   served: boolean;
@@ -93,8 +94,4 @@ export class ConnectionTracker {
     if ((this.#sockets.get(socket)?.active ?? 0) > 0 || socket.writableLength > 0) socket.resetAndDestroy();
     else socket.destroy();
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,11 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedConfig } from '../config/types.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import { listen } from '../utils/listen.ts';
+import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
 import { createHttpServer } from './server.ts';
@@ -29,7 +30,6 @@ export interface LifecycleParts {
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
-const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
 const noop = () => {};
 
 /** Listening, readiness, and the road to the shutdown sequence; one per App. It owns `draining`. */
@@ -75,7 +75,7 @@ export class Lifecycle {
     try {
       this.#server = createHttpServer(config);
       this.#connections = new ConnectionTracker(this.#server, this.#parts.handler);
-      const address = await listenOn(this.#server, config.port, config.host);
+      const address = await listen(this.#server, config.port, config.host);
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
         const source = {
@@ -143,39 +143,21 @@ export class Lifecycle {
 
   /** First SIGINT/SIGTERM: graceful shutdown, then the process exits by the deadline at the latest. Second: exit at once. */
   #trapSignals(): () => void {
-    const onSignal = (signal: keyof typeof SIGNALS) => {
-      const { logger, config } = this.#parts;
-      if (this.#closing !== undefined) {
+    const { logger, config } = this.#parts;
+    // the handlers stay while closing, so that a second signal still exits at once; close() drops them after
+    return trapShutdownSignals({
+      first: (signal) => {
+        logger.info({ signal }, 'signal received: shutting down');
+        this.close().then(() => {
+          const left = config.shutdown.timeoutMs - (performance.now() - this.#shutdownStarted);
+          process.exitCode = this.clean ? 0 : 1;
+          setTimeout(() => process.exit(), Math.max(left, 100)).unref();
+        });
+      },
+      again: (signal) => {
         logger.warn({ signal }, 'second signal: exiting now');
-        process.exit(128 + SIGNALS[signal]);
-      }
-      logger.info({ signal }, 'signal received: shutting down');
-      this.close().then(() => {
-        const left = config.shutdown.timeoutMs - (performance.now() - this.#shutdownStarted);
-        process.exitCode = this.clean ? 0 : 1;
-        setTimeout(() => process.exit(), Math.max(left, 100)).unref();
-      });
-    };
-    const handlers = Object.keys(SIGNALS).map((name) => {
-      const signal = name as keyof typeof SIGNALS;
-      const handler = () => onSignal(signal);
-      process.on(signal, handler);
-      return () => process.off(signal, handler);
+        process.exit(128 + SHUTDOWN_SIGNALS[signal]);
+      },
     });
-    return () => {
-      // keep the handlers while closing so a second signal still exits at once; drop them after
-      for (const off of handlers) off();
-    };
   }
-}
-
-function listenOn(server: Server, port: number, host: string): Promise<{ host: string; port: number }> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      const address = server.address() as AddressInfo;
-      resolve({ host: address.address, port: address.port });
-    });
-  });
 }

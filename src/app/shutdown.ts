@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
@@ -77,8 +78,4 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,4 +1,5 @@
 import type { Problem } from '../errors/problem.ts';
+import { isRecord } from '../utils/is-record.ts';
 import type { Translator } from './translator.ts';
 
 /**
@@ -30,8 +31,4 @@ export function localizeProblem(problem: Problem, translator: Translator, locale
     }
   }
   return changed;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

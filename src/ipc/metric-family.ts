@@ -5,6 +5,8 @@
  * aggregation or the exposition's syntax. Guards never throw.
  */
 
+import { isRecord } from '../utils/is-record.ts';
+
 /** How NaN and the infinities travel: JSON has no such numbers. */
 export type NonFiniteValue = 'NaN' | '+Inf' | '-Inf';
 
@@ -95,11 +97,4 @@ function isLabelList(text: string, start: number, end: number, reserved?: string
     at = LABEL.lastIndex;
   }
   return at === end;
-}
-
-/** A plain object (as IPC delivers): not null, not an array, prototype Object or null. */
-export function isRecord(x: unknown): x is Record<string, unknown> {
-  if (typeof x !== 'object' || x === null || Array.isArray(x)) return false;
-  const proto: unknown = Object.getPrototypeOf(x);
-  return proto === Object.prototype || proto === null;
 }

@@ -18,7 +18,8 @@ export const MAX_MESSAGE_LENGTH = 4096;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
 
-import { isMetricFamily, isRecord, type MetricFamily } from './metric-family.ts';
+import { isRecord } from '../utils/is-record.ts';
+import { isMetricFamily, type MetricFamily } from './metric-family.ts';
 
 export type { MetricFamily, NonFiniteValue } from './metric-family.ts';
 

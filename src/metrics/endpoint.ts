@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '../utils/listen.ts';
 
 export interface MetricsSource {
   /** The exposition text. */
@@ -35,12 +35,6 @@ export async function serveMetrics(
       },
     );
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  return { server, port: (server.address() as AddressInfo).port };
+  const { port } = await listen(server, options.port, options.host);
+  return { server, port };
 }

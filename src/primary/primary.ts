@@ -7,6 +7,7 @@ import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
+import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { MetricsStore } from './metrics-store.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
@@ -24,7 +25,6 @@ export interface PrimaryOptions {
   logger: Logger;
 }
 
-const SIGNALS = { SIGINT: 2, SIGTERM: 15 } as const;
 /** Time after the workers' own budget before the primary kills them. */
 const KILL_MARGIN_MS = 250;
 /** A snapshot older than this many push intervals makes its process stale. */
@@ -201,17 +201,13 @@ export class Primary {
   }
 
   #trapSignals(): () => void {
-    const handlers = (Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]).map((signal) => {
-      const handler = () => {
-        if (this.#shutdown !== undefined) {
-          this.#o.logger.warn({ signal }, 'second signal: killing the workers and exiting now');
-          this.#supervisor.kill('SIGKILL');
-          process.exit(128 + SIGNALS[signal]);
-        }
-        void this.shutdown(signal);
-      };
-      process.on(signal, handler);
-      return () => process.off(signal, handler);
+    const untrap = trapShutdownSignals({
+      first: (signal) => void this.shutdown(signal),
+      again: (signal) => {
+        this.#o.logger.warn({ signal }, 'second signal: killing the workers and exiting now');
+        this.#supervisor.kill('SIGKILL');
+        process.exit(128 + SHUTDOWN_SIGNALS[signal]);
+      },
     });
     const onHangup = () => {
       if (this.#shutdown !== undefined || this.#rolling !== undefined) return;
@@ -221,7 +217,7 @@ export class Primary {
     };
     process.on('SIGHUP', onHangup);
     return () => {
-      for (const off of handlers) off();
+      untrap();
       process.off('SIGHUP', onHangup);
     };
   }

@@ -1,0 +1,20 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * `server.listen(port, host)` as a promise of the bound address; rejects with
+ * the listen error (`EADDRINUSE`, `EACCES`…).
+ *
+ * @example
+ * const { port } = await listen(server, 0, '127.0.0.1');
+ */
+export function listen(server: Server, port: number, host: string): Promise<{ host: string; port: number }> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      resolve({ host: address.address, port: address.port });
+    });
+  });
+}
