@@ -1,44 +1,36 @@
+import { CONFIG_SCHEMA } from './schema.ts';
 import type { ResolvedConfig } from './types.ts';
 
-/** Every default of the configuration, in one literal beside the schema. */
-export const DEFAULTS = {
-  serviceName: 'flotilla',
-  port: 3000,
-  host: '0.0.0.0',
-  env: 'development',
-  disableHealth: false,
-  docs: { path: '/docs', version: '1.0.0', title: 'flotilla', servers: [], tags: [] },
-  cors: {
-    origins: [],
-    methods: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
-    allowedHeaders: [],
-    exposedHeaders: ['X-Request-Id'],
-    credentials: false,
-    maxAge: 600,
-  },
-  limits: { bodyBytes: 1_048_576, paramLength: 100, headerBytes: 16_384 },
-  timeouts: { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 72_000, socketMs: 30_000 },
-  logging: { level: 'info', requests: true },
-  health: { timeoutMs: 2_000 },
-  shutdown: { timeoutMs: 10_000, drainDelayMs: 0 },
-  metrics: { enabled: true, port: 9464, host: '0.0.0.0', path: '/metrics' },
-  workers: 'auto',
-  cluster: {
-    startupTimeoutMs: 10_000,
-    backoffInitialMs: 100,
-    backoffMaxMs: 5_000,
-    stableAfterMs: 30_000,
-    crashLoopFailures: 5,
-    crashLoopWindowMs: 60_000,
-    scrapeTimeoutMs: 1_000,
-    heartbeatIntervalMs: 1_000,
-    heartbeatTimeoutMs: 10_000,
-    maxMemoryMB: 0,
-    maxRequests: 0,
-    maxRequestsJitter: 0,
-    balancing: 'primary',
-    metricsIntervalMs: 1_000,
-    allowFastRestarts: false,
-    allowOversubscription: false,
-  },
-} as const satisfies Omit<ResolvedConfig, 'service'>;
+/**
+ * The defaults that `schema` declares: its `default`, and for an object the defaults of its
+ * properties filled in where that default has none (ajv's `useDefaults` semantics, so `default: {}`
+ * stands for "present, with the children's defaults"). A key without `default` stays absent.
+ */
+export function defaultsOf(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null) return undefined;
+  const { default: value, properties } = schema as { default?: unknown; properties?: Record<string, unknown> };
+  if (typeof properties !== 'object' || typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return structuredClone(value);
+  }
+  const out: Record<string, unknown> = structuredClone(value) as Record<string, unknown>;
+  for (const [key, child] of Object.entries(properties)) {
+    if (key in out || typeof child !== 'object' || child === null || !('default' in child)) continue;
+    out[key] = defaultsOf(child);
+  }
+  return out;
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const inner of Object.values(v)) deepFreeze(inner);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/**
+ * Every default of the configuration, read once from the `default`s of `CONFIG_SCHEMA` (no
+ * validator is compiled for it: workers never compile one); deeply frozen. Keys without a default
+ * (`service`, `i18n`, `docs.description`/`contact`/`license`) are absent.
+ */
+export const DEFAULTS: ResolvedConfig = deepFreeze(defaultsOf({ ...CONFIG_SCHEMA, default: {} }) as ResolvedConfig);

@@ -1,86 +1,274 @@
 /**
- * The JSON Schema of the configuration (KConfig + cluster keys). One schema
- * validates the YAML file and `new App(config)`; unknown keys are errors.
+ * The configuration, declared once: the JSON Schema of `KConfig` and the cluster keys. Every key
+ * carries its `description` and, unless it has none, its `default`; from this one literal come
+ * the validator (ajv, validate.ts), the defaults (defaults.ts), and the types (`FromSchema`,
+ * types.ts). One schema validates the YAML file and `new App(config)`; unknown keys are errors.
+ *
+ * An object key whose default is `{}` is always present once resolved, holding its children's
+ * defaults (what ajv's `useDefaults` does too); a key without `default` stays absent until given.
+ * A test (test/config/schema-integrity.test.ts) checks that the keys, defaults, types and the
+ * README's configuration table agree.
  */
-const int = (minimum: number, maximum = Number.MAX_SAFE_INTEGER) => ({ type: 'integer', minimum, maximum }) as const;
-const ms = (minimum = 0, maximum = 3_600_000) => int(minimum, maximum);
-const text = { type: 'string', minLength: 1, maxLength: 1024 } as const;
-const path = { type: 'string', pattern: "^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$", maxLength: 256 } as const;
-const strings = (items: object = text) => ({ type: 'array', items, maxItems: 256 }) as const;
-const object = (properties: Record<string, object>, required: string[] = []) =>
-  ({ type: 'object', additionalProperties: false, properties, required }) as const;
+
+/**
+ * What every key of the schema says besides its type: what it means and, unless it has none, its
+ * default. `object` requires it of each property, so a key without a description does not compile.
+ */
+interface Meta {
+  readonly description: string;
+  readonly default?: unknown;
+  readonly deprecated?: boolean;
+}
+
+const int = <const M extends Meta>(minimum: number, maximum: number, meta: M) => ({ type: 'integer', minimum, maximum, ...meta }) as const;
+/** A duration in milliseconds. */
+const ms = <const M extends Meta>(minimum: number, maximum: number, meta: M) => int(minimum, maximum, meta);
+const bool = <const M extends Meta>(meta: M) => ({ type: 'boolean', ...meta }) as const;
+const text = <const M extends Meta>(meta: M) => ({ type: 'string', minLength: 1, maxLength: 1024, ...meta }) as const;
+const path = <const M extends Meta>(meta: M) =>
+  ({ type: 'string', pattern: "^/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$", maxLength: 256, ...meta }) as const;
+const choice = <const V extends readonly string[], const M extends Meta>(values: V, meta: M) => ({ enum: values, ...meta }) as const;
+const strings = <const I extends object, const M extends Meta>(items: I, meta: M) =>
+  ({ type: 'array', items, maxItems: 256, ...meta }) as const;
+const object = <const P extends Record<string, Meta>, const M extends Meta, const R extends readonly (keyof P & string)[] = []>(
+  meta: M,
+  properties: P,
+  required: R = [] as unknown as R,
+) => ({ type: 'object', additionalProperties: false, properties, required, ...meta }) as const;
 
 /** The largest `workers` count the schema accepts. */
 export const MAX_WORKERS = 1024;
 
 const HTTP_METHOD = { enum: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE', 'OPTIONS'] } as const;
 const HEADER_NAME = { type: 'string', pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", maxLength: 128 } as const;
+/** The default of an object key: present once resolved, with its children's defaults. */
+const present = {} as const;
 
-export const CONFIG_SCHEMA = object({
-  serviceName: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', maxLength: 128 },
-  port: int(0, 65535),
-  host: text,
-  env: { enum: ['development', 'staging', 'production'] },
-  disableHealth: { type: 'boolean' },
-  docs: object({
-    path,
-    title: text,
-    version: text,
-    description: { type: 'string', maxLength: 65536 },
-    contact: object({ name: text, url: { type: 'string', format: 'uri' }, email: { type: 'string', format: 'email' } }),
-    license: object({ name: text, url: { type: 'string', format: 'uri' } }, ['name']),
-    servers: strings({ type: 'string', pattern: '^\\S+( - .+)?$', maxLength: 1024 }),
-    tags: { type: 'array', maxItems: 256, items: object({ name: text, description: { type: 'string' } }, ['name']) },
-  }),
-  cors: object({
-    origins: strings({ type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$', maxLength: 256 }),
-    methods: strings(HTTP_METHOD),
-    allowedHeaders: strings(HEADER_NAME),
-    exposedHeaders: strings(HEADER_NAME),
-    credentials: { type: 'boolean' },
-    maxAge: int(0, 86_400),
-  }),
-  limits: object({
-    bodyBytes: int(0, 1_073_741_824),
-    paramLength: int(1, 65_536),
-    headerBytes: int(1_024, 1_048_576),
-  }),
-  timeouts: object({
-    headersMs: ms(1),
-    requestMs: ms(1),
-    keepAliveMs: ms(1),
-    socketMs: ms(1),
-  }),
-  logging: object({
-    level: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
-    requests: { type: 'boolean' },
-  }),
-  health: object({ timeoutMs: ms(1, 60_000) }),
-  shutdown: object({ timeoutMs: ms(1, 600_000), drainDelayMs: ms(0, 600_000) }),
-  metrics: object({ enabled: { type: 'boolean' }, port: int(0, 65535), host: text, path }),
-  i18n: object({ directory: text, defaultLocale: { type: 'string', pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$' } }, [
-    'directory',
-    'defaultLocale',
-  ]),
-  workers: { oneOf: [int(1, MAX_WORKERS), { const: 'auto' }] },
-  service: text,
-  cluster: object({
-    startupTimeoutMs: ms(1),
-    backoffInitialMs: ms(0),
-    backoffMaxMs: ms(0),
-    stableAfterMs: ms(0),
-    crashLoopFailures: int(1, 1000),
-    crashLoopWindowMs: ms(1),
-    /** Deprecated, no effect: scrapes are answered from the snapshots workers push. Accepted so that existing files stay valid. */
-    scrapeTimeoutMs: ms(1, 60_000),
-    heartbeatIntervalMs: ms(10),
-    heartbeatTimeoutMs: ms(0),
-    maxMemoryMB: int(0, 1_048_576),
-    maxRequests: int(0),
-    maxRequestsJitter: int(0),
-    balancing: { enum: ['primary', 'kernel'] },
-    metricsIntervalMs: ms(100),
-    allowFastRestarts: { type: 'boolean' },
-    allowOversubscription: { type: 'boolean' },
-  }),
-});
+export const CONFIG_SCHEMA = object(
+  { description: 'Configuration of an App, and the top level of the YAML file.' },
+  {
+    serviceName: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$',
+      maxLength: 128,
+      default: 'flotilla',
+      description: 'Name of the service: in logs, the tracer, and the docs title while `docs.title` is left at its default.',
+    },
+    port: int(0, 65535, { default: 3000, description: 'HTTP port; `0` picks any free port.' }),
+    host: text({ default: '0.0.0.0', description: 'Listening address.' }),
+    env: choice(['development', 'staging', 'production'], {
+      default: 'development',
+      description: '`production` removes the docs routes and hides internal error details.',
+    }),
+    disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
+    docs: object(
+      { default: present, description: 'The documentation page and its OpenAPI document (not served in production).' },
+      {
+        path: path({ default: '/docs', description: 'Path of the documentation page; `{path}/openapi.json` serves the document.' }),
+        title: text({ default: 'flotilla', description: 'OpenAPI `info.title`; left at its default, the document shows `serviceName`.' }),
+        version: text({ default: '1.0.0', description: 'Version of the described API (OpenAPI `info.version`).' }),
+        description: { type: 'string', maxLength: 65536, description: 'Description of the API (OpenAPI `info.description`).' },
+        contact: object(
+          { description: 'Contact information of the API (OpenAPI `info.contact`).' },
+          {
+            name: text({ description: 'Name of the contact person or organization.' }),
+            url: { type: 'string', format: 'uri', description: 'URL of the contact information.' },
+            email: { type: 'string', format: 'email', description: 'Email address of the contact.' },
+          },
+        ),
+        license: object(
+          { description: 'License of the API (OpenAPI `info.license`).' },
+          {
+            name: text({ description: 'Name of the license, e.g. `MIT`.' }),
+            url: { type: 'string', format: 'uri', description: 'URL of the license.' },
+          },
+          ['name'],
+        ),
+        servers: strings(
+          { type: 'string', pattern: '^\\S+( - .+)?$', maxLength: 1024 },
+          { default: [], description: 'Servers of the API, each `"<url> - <description>"` (the description is optional).' },
+        ),
+        tags: {
+          type: 'array',
+          maxItems: 256,
+          items: object(
+            { description: 'A tag grouping operations.' },
+            {
+              name: text({ description: "Name of the tag, as in routes' `tags`." }),
+              description: { type: 'string', description: 'Description of the tag.' },
+            },
+            ['name'],
+          ),
+          default: [],
+          description: 'Tags grouping operations in the documentation.',
+        },
+      },
+    ),
+    cors: object(
+      { default: present, description: 'Cross-origin resource sharing; off while `origins` is empty.' },
+      {
+        origins: strings(
+          { type: 'string', pattern: '^(\\*|https?://[^/\\s]+)$', maxLength: 256 },
+          { default: [], description: "Allowed origins: exact origins (`https://app.example`), or `['*']` for any; empty: CORS off." },
+        ),
+        methods: strings(HTTP_METHOD, {
+          default: ['GET', 'HEAD', 'PUT', 'PATCH', 'POST', 'DELETE'],
+          description: 'Methods a preflight answer allows (`Access-Control-Allow-Methods`).',
+        }),
+        allowedHeaders: strings(HEADER_NAME, {
+          default: [],
+          description: "Request headers a preflight answer allows (`Access-Control-Allow-Headers`); empty: the request's are echoed.",
+        }),
+        exposedHeaders: strings(HEADER_NAME, {
+          default: ['X-Request-Id'],
+          description: 'Response headers a page may read (`Access-Control-Expose-Headers`).',
+        }),
+        credentials: bool({ default: false, description: "Allow credentials; refused together with `'*'` in `origins`." }),
+        maxAge: int(0, 86_400, { default: 600, description: 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`).' }),
+      },
+    ),
+    limits: object(
+      { default: present, description: 'Limits on the size of requests.' },
+      {
+        bodyBytes: int(0, 1_073_741_824, {
+          default: 1_048_576,
+          description: 'Largest accepted request body, in bytes (413 beyond, counted while streaming). Default 1 MiB.',
+        }),
+        paramLength: int(1, 65_536, { default: 100, description: 'Longest accepted route parameter, in characters.' }),
+        headerBytes: int(1_024, 1_048_576, {
+          default: 16_384,
+          description: 'Largest accepted request head (request line + headers), in bytes (431 beyond). Default 16 KiB.',
+        }),
+      },
+    ),
+    timeouts: object(
+      { default: present, description: 'Timeouts of requests and connections, in milliseconds.' },
+      {
+        headersMs: ms(1, 3_600_000, { default: 10_000, description: 'Time allowed to receive the complete request head.' }),
+        requestMs: ms(1, 3_600_000, { default: 30_000, description: 'Time allowed to receive the complete request.' }),
+        keepAliveMs: ms(1, 3_600_000, { default: 72_000, description: "Idle keep-alive timeout; above common load balancers' 60 s." }),
+        socketMs: ms(1, 3_600_000, {
+          default: 30_000,
+          description:
+            'A connection with no traffic either way for this long while a request is served is reset, freeing its unsent data (slow readers).',
+        }),
+      },
+    ),
+    logging: object(
+      { default: present, description: 'Logging: JSON lines on stdout (pino).' },
+      {
+        level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Log level.' }),
+        requests: bool({ default: true, description: 'One log line per request.' }),
+      },
+    ),
+    health: object(
+      { default: present, description: 'The `GET /health` route.' },
+      { timeoutMs: ms(1, 60_000, { default: 2_000, description: 'Timeout of each health checker, in milliseconds.' }) },
+    ),
+    shutdown: object(
+      { default: present, description: 'Graceful shutdown.' },
+      {
+        timeoutMs: ms(1, 600_000, {
+          default: 10_000,
+          description: "The shutdown budget: hooks' signal aborts this long after shutdown began, in milliseconds.",
+        }),
+        drainDelayMs: ms(0, 600_000, {
+          default: 0,
+          description: 'Wait this long with `/health` at 503 before closing the listener, so load balancers notice; spent from the budget.',
+        }),
+      },
+    ),
+    metrics: object(
+      { default: present, description: 'Prometheus metrics.' },
+      {
+        enabled: bool({ default: true, description: 'Collect request metrics.' }),
+        port: int(0, 65535, {
+          default: 9464,
+          description: 'Port of the Prometheus endpoint (the primary in cluster mode, the App itself standalone).',
+        }),
+        host: text({ default: '0.0.0.0', description: 'Listening address of the Prometheus endpoint.' }),
+        path: path({ default: '/metrics', description: 'Path of the Prometheus endpoint.' }),
+      },
+    ),
+    i18n: object(
+      { description: 'Message catalogs for `ctx.t` and translated problem details.' },
+      {
+        directory: text({
+          description: 'Directory of message catalogs, one `<locale>.yaml` or `.json` file per locale (relative to the YAML file).',
+        }),
+        defaultLocale: {
+          type: 'string',
+          pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$',
+          description: "Locale used when the request's `Accept-Language` matches none, and for missing keys.",
+        },
+      },
+      ['directory', 'defaultLocale'],
+    ),
+    workers: {
+      oneOf: [{ type: 'integer', minimum: 1, maximum: MAX_WORKERS }, { const: 'auto' }],
+      default: 'auto',
+      description:
+        'Cluster mode: number of workers, or `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota).',
+    },
+    service: text({ description: "Cluster mode: path of the service's setup module, relative to the YAML file." }),
+    cluster: object(
+      { default: present, description: 'Cluster mode: how the primary supervises its workers.' },
+      {
+        startupTimeoutMs: ms(1, 3_600_000, { default: 10_000, description: 'A worker must be listening within this time.' }),
+        backoffInitialMs: ms(0, 3_600_000, { default: 100, description: 'First restart delay.' }),
+        backoffMaxMs: ms(0, 3_600_000, { default: 5_000, description: 'Largest restart delay.' }),
+        stableAfterMs: ms(0, 3_600_000, { default: 30_000, description: 'A worker up this long resets the backoff.' }),
+        crashLoopFailures: int(1, 1000, {
+          default: 5,
+          description: 'This many early failures within `crashLoopWindowMs` make the primary give up.',
+        }),
+        crashLoopWindowMs: ms(1, 3_600_000, { default: 60_000, description: 'The window of `crashLoopFailures`.' }),
+        scrapeTimeoutMs: ms(1, 60_000, {
+          default: 1_000,
+          deprecated: true,
+          description:
+            'Deprecated, no effect: scrapes are answered from the metric snapshots workers push every `metricsIntervalMs`. Still accepted so that existing files stay valid.',
+        }),
+        heartbeatIntervalMs: ms(10, 3_600_000, { default: 1_000, description: 'The primary pings each worker over IPC this often.' }),
+        heartbeatTimeoutMs: ms(0, 3_600_000, {
+          default: 10_000,
+          description:
+            'A worker that has not answered the pings for this long is stuck (a blocked event loop) and is replaced. Must exceed `heartbeatIntervalMs`; `0` turns the watchdog off.',
+        }),
+        maxMemoryMB: int(0, 1_048_576, {
+          default: 0,
+          description:
+            'A worker whose resident set size (RSS) stays above this many MiB is recycled gracefully (a new worker takes its slot, then it shuts down within the budget). `0` turns it off.',
+        }),
+        maxRequests: int(0, Number.MAX_SAFE_INTEGER, {
+          default: 0,
+          description:
+            'A worker that served `maxRequests` plus a random `0..maxRequestsJitter` requests is recycled gracefully (a bound on slow leaks). `0` turns it off.',
+        }),
+        maxRequestsJitter: int(0, Number.MAX_SAFE_INTEGER, {
+          default: 0,
+          description:
+            'Up to this many more requests per worker, drawn at random for each, so that workers started together are not recycled together. Requires `maxRequests`.',
+        }),
+        balancing: choice(['primary', 'kernel'], {
+          default: 'primary',
+          description:
+            "Who hands connections to workers: `primary` (node:cluster's round robin, `SCHED_RR`: even spread) or `kernel` (`SCHED_NONE`: no hop through the primary, uneven spread).",
+        }),
+        metricsIntervalMs: ms(100, 3_600_000, {
+          default: 1_000,
+          description: 'Workers push their metric snapshot to the primary this often.',
+        }),
+        allowFastRestarts: bool({
+          default: false,
+          description:
+            'Opt in to `backoffMaxMs` below 100 together with `crashLoopFailures` above 10, refused otherwise: crashing workers would be forked in a tight loop, and the primary would take long to give up.',
+        }),
+        allowOversubscription: bool({
+          default: false,
+          description: 'Opt in to a numeric `workers` above 4 × the CPUs available, refused otherwise.',
+        }),
+      },
+    ),
+  },
+);
