@@ -6,7 +6,7 @@ import { availableCpus, type CpuOptions, cgroupCpuQuota, parseCpuMax, resolveWor
 
 /** Options pointing at a fixture: `<name>/cgroup` is /proc/self/cgroup, `<name>/fs` the cgroup mount. */
 const fixture = (name: string, parallelism = 16): CpuOptions => {
-  const dir = fileURLToPath(new URL(`../fixtures/cgroup/${name}`, import.meta.url));
+  const dir = fileURLToPath(new URL(`../fixtures/cgroup/${name}/`, import.meta.url));
   return { cgroupRoot: `${dir}fs`, procCgroupFile: `${dir}cgroup`, parallelism };
 };
 

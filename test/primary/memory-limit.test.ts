@@ -16,7 +16,7 @@ const GiB = 1024 ** 3;
 
 /** Options pointing at a fixture: `<name>/cgroup` is /proc/self/cgroup, `<name>/fs` the cgroup mount. */
 const fixture = (name: string): CgroupOptions => {
-  const dir = fileURLToPath(new URL(`../fixtures/cgroup/${name}`, import.meta.url));
+  const dir = fileURLToPath(new URL(`../fixtures/cgroup/${name}/`, import.meta.url));
   return { cgroupRoot: `${dir}fs`, procCgroupFile: `${dir}cgroup` };
 };
 
