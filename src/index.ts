@@ -47,6 +47,8 @@ export type {
 } from './config/types.ts';
 export { resolveConfig } from './config/validate.ts';
 export { ERROR_CODES, type ErrorCode } from './errors/codes.ts';
+export type { FlotillaErrorBase, FlotillaErrorCode } from './errors/flotilla-error.ts';
+export { FLOTILLA_ERRORS, FlotillaError } from './errors/flotilla-error.ts';
 export { KError, type KErrorOptions } from './errors/k-error.ts';
 export type { Problem } from './errors/problem.ts';
 export type { Translator } from './i18n/translator.ts';

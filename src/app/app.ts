@@ -7,6 +7,7 @@ import type { DestinationStream, Logger } from 'pino';
 import { Registry } from 'prom-client';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
+import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
@@ -184,7 +185,7 @@ export class App implements Registrar {
 
   /** Registers a shutdown hook; hooks run in registration order and share one signal that aborts when the budget is spent. */
   onShutdown(hook: ShutdownHook): void {
-    if (typeof hook !== 'function') throw new TypeError('onShutdown expects a function');
+    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { got: describeValue(hook) });
     this.#hooks.push(hook);
   }
 
@@ -213,9 +214,9 @@ export class App implements Registrar {
 
   registerHealthChecker(checker: HealthChecker): void {
     if (typeof checker?.check !== 'function' || typeof checker.name !== 'string' || checker.name === '') {
-      throw new TypeError('a health checker needs a non-empty name and a check(signal) function');
+      throw createError('FLO_ERR_BAD_HEALTH_CHECKER');
     }
-    if (this.#checkers.some((c) => c.name === checker.name)) throw new Error(`health checker '${checker.name}' is already registered`);
+    if (this.#checkers.some((c) => c.name === checker.name)) throw createError('FLO_ERR_DUPLICATE_HEALTH_CHECKER', { name: checker.name });
     this.#checkers.push(checker);
   }
 

@@ -1,3 +1,4 @@
+import { createError } from '../errors/flotilla-error.ts';
 import type { Ctx } from './ctx.ts';
 import type { Handler, Middleware } from './route.ts';
 
@@ -21,7 +22,7 @@ export function compose(middlewares: readonly Middleware[], handler: Handler): R
   return (ctx) => {
     let last = -1;
     const dispatch = async (i: number): Promise<void> => {
-      if (i <= last) throw new Error('next() called more than once');
+      if (i <= last) throw createError('FLO_ERR_NEXT_TWICE');
       last = i;
       const mw = middlewares[i];
       if (mw === undefined) return run(ctx);

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { type Context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { createError } from '../errors/flotilla-error.ts';
 import { negotiateLocale, type Translator } from '../i18n/translator.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
@@ -100,7 +101,8 @@ export class Ctx {
 
   /** Sets the status of the response. */
   status(code: number): this {
-    if (!Number.isInteger(code) || code < 100 || code > 599) throw new TypeError(`invalid status code ${code}`);
+    if (!Number.isInteger(code) || code < 100 || code > 599)
+      throw createError('FLO_ERR_BAD_STATUS', { subject: 'ctx.status()', range: '100..599', status: code });
     this.statusCode = code;
     return this;
   }

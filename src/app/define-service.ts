@@ -1,3 +1,4 @@
+import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { App } from './app.ts';
 
 /** A service's setup function: registers routes, checkers, hooks and schedulers on the App it is given. */
@@ -15,6 +16,6 @@ export type ServiceSetup = (app: App) => void | Promise<void>;
  * });
  */
 export function defineService(setup: ServiceSetup): ServiceSetup {
-  if (typeof setup !== 'function') throw new TypeError('defineService expects a setup function (app) => void');
+  if (typeof setup !== 'function') throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(setup) });
   return setup;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedConfig } from '../config/types.ts';
+import { createError } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { HealthChecker } from './health.ts';
 import type { AppRole, Registrar } from './registrar.ts';
@@ -30,7 +31,7 @@ export class Group implements Registrar {
 
   constructor(root: Registrar, add: AddRoute, prefix: string, middlewares: readonly Middleware[]) {
     checkPrefix(prefix);
-    for (const mw of middlewares) if (typeof mw !== 'function') throw new TypeError(`group '${prefix}': middlewares must be functions`);
+    for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
     this.#root = root;
     this.#add = add;
     this.prefix = prefix;
@@ -80,6 +81,5 @@ export class Group implements Registrar {
 }
 
 function checkPrefix(prefix: string): void {
-  if (typeof prefix !== 'string' || !prefix.startsWith('/'))
-    throw new TypeError(`group prefix must start with '/', got '${String(prefix)}'`);
+  if (typeof prefix !== 'string' || !prefix.startsWith('/')) throw createError('FLO_ERR_BAD_PREFIX', { prefix: String(prefix) });
 }

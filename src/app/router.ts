@@ -1,4 +1,5 @@
 import FindMyWay from 'find-my-way';
+import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
 import { readJsonBody } from './body.ts';
 import { compose, type RouteRun } from './compose.ts';
@@ -55,6 +56,7 @@ export class Router {
   }
 
   add(route: Route, prefix = '', middlewares: readonly Middleware[] = []): void {
+    if (typeof route !== 'object' || route === null) throw createError('FLO_ERR_BAD_ROUTE', { got: describeValue(route) });
     const full: Route = { ...route, path: joinPath(prefix, route.path) };
     checkRoute(full);
     const validator = compileValidator(full);
@@ -66,7 +68,13 @@ export class Router {
     try {
       this.engine.on(full.method, full.path, noop, entry);
     } catch (error) {
-      throw new Error(`cannot register ${key}: ${(error as Error).message}`, { cause: error });
+      // find-my-way refuses a route already declared, and a pattern it cannot route (an unsafe regex, a misplaced wildcard…)
+      const reason = (error as Error).message;
+      throw createError(
+        /already declared/.test(reason) ? 'FLO_ERR_ROUTE_CONFLICT' : 'FLO_ERR_BAD_PATTERN',
+        { route: key, reason },
+        { cause: error },
+      );
     }
     if (full.method === 'GET' && !this.engine.hasRoute('HEAD', full.path)) {
       this.engine.on('HEAD', full.path, noop, entry);
@@ -83,7 +91,7 @@ export class Router {
     }
     if (found !== null) {
       const marker = (found.handler as unknown as () => symbol)();
-      if (marker === TOO_LONG) return miss(KError.of('ROUTE_NOT_FOUND', 'a route parameter is too long'));
+      if (marker === TOO_LONG) return miss(KError.of('PARAM_TOO_LONG', 'a route parameter is too long'));
       return miss(KError.of('BAD_URL', 'the URL is malformed'));
     }
     const allow = HTTP_METHODS.filter((m) => m !== method && this.engine.find(m, url)?.store);
@@ -126,18 +134,17 @@ export function joinPath(prefix: string, path: string): string {
 /** Rejects malformed routes and dangerous patterns before find-my-way sees them. */
 function checkRoute(route: Route): void {
   const where = `${String(route.method)} ${String(route.path)}`;
-  if (!HTTP_METHODS.includes(route.method)) throw new TypeError(`route ${where}: method must be one of ${HTTP_METHODS.join(', ')}`);
-  if (typeof route.path !== 'string' || !route.path.startsWith('/')) throw new TypeError(`route ${where}: path must start with '/'`);
-  if (typeof route.handler !== 'function') throw new TypeError(`route ${where}: handler must be a function`);
+  if (!HTTP_METHODS.includes(route.method)) throw createError('FLO_ERR_BAD_METHOD', { route: where, methods: HTTP_METHODS.join(', ') });
+  if (typeof route.path !== 'string' || !route.path.startsWith('/')) throw createError('FLO_ERR_BAD_PATH', { route: where });
+  if (typeof route.handler !== 'function') throw createError('FLO_ERR_BAD_HANDLER', { route: where });
   for (const segment of route.path.split('/')) {
     const params = segment.replaceAll('::', '').match(/:/g)?.length ?? 0;
     if (params > 1) {
-      throw new TypeError(
-        `route ${where}: segment '${segment}' has ${params} parameters; use one parameter per path segment (multi-parameter segments such as '/:a-:b' are rejected)`,
-      );
+      const reason = `segment '${segment}' has ${params} parameters; use one parameter per path segment (multi-parameter segments such as '/:a-:b' are rejected)`;
+      throw createError('FLO_ERR_BAD_PATTERN', { route: where, reason });
     }
   }
   for (const mw of route.middlewares ?? []) {
-    if (typeof mw !== 'function') throw new TypeError(`route ${where}: middlewares must be functions`);
+    if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `route ${where}` });
   }
 }

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { createError } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
 import type { Ctx } from './ctx.ts';
 import type { JsonSchema, Route } from './route.ts';
@@ -30,9 +31,16 @@ const exact = () => (exactAjv ??= makeAjv({ coerceTypes: false, useDefaults: tru
  * once per ajv instance, and without ajv's optimization pass (it only runs at
  * registration).
  */
-function checkSchema(schema: JsonSchema): void {
+function checkSchema(schema: JsonSchema, route: Route, part: SchemaPart): void {
   metaAjv ??= makeAjv({ code: { optimize: false } });
-  if (!metaAjv.validateSchema(schema)) throw new Error(`schema is invalid: ${metaAjv.errorsText()}`);
+  if (!metaAjv.validateSchema(schema))
+    throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason: metaAjv.errorsText() });
+}
+
+type SchemaPart = 'params' | 'querystring' | 'headers' | 'body';
+
+function routeName(route: Route): string {
+  return `${route.method} ${route.path}`;
 }
 
 export interface ValidationIssue {
@@ -60,10 +68,10 @@ export function compileValidator(route: Route): RequestValidator {
   const s = route.schema;
   let querystring = s?.querystring;
   if (querystring !== undefined && route.paginated !== undefined) querystring = withPageParams(querystring);
-  const params = compile(coercing, s?.params);
-  const query = compile(coercing, querystring);
-  const headers = compile(coercing, s?.headers);
-  const body = compile(exact, s?.body);
+  const params = compile(coercing, s?.params, route, 'params');
+  const query = compile(coercing, querystring, route, 'querystring');
+  const headers = compile(coercing, s?.headers, route, 'headers');
+  const body = compile(exact, s?.body, route, 'body');
   if (!params && !query && !headers && !body) return NONE;
   return {
     head(ctx) {
@@ -82,10 +90,15 @@ export function compileValidator(route: Route): RequestValidator {
   };
 }
 
-function compile(ajv: () => Ajv, schema: JsonSchema | undefined): ValidateFunction | undefined {
+function compile(ajv: () => Ajv, schema: JsonSchema | undefined, route: Route, part: SchemaPart): ValidateFunction | undefined {
   if (schema === undefined) return undefined;
-  checkSchema(schema);
-  return ajv().compile(schema);
+  checkSchema(schema, route, part);
+  try {
+    return ajv().compile(schema);
+  } catch (error) {
+    // valid JSON Schema that ajv still cannot compile: an unknown format, an unresolvable $ref…
+    throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason: (error as Error).message }, { cause: error });
+  }
 }
 
 function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { createError } from '../errors/flotilla-error.ts';
 
 export const COMMANDS = ['start', 'openapi', 'config'] as const;
 export type Command = (typeof COMMANDS)[number];
@@ -38,8 +39,9 @@ export function parseCli(argv: readonly string[]): CliArgs {
   if (values.help) return { command: 'help', config: values.config };
   if (values.version) return { command: 'version', config: values.config };
   const [command, ...rest] = positionals;
-  if (command === undefined) throw new TypeError('a command is required');
-  if (!(COMMANDS as readonly string[]).includes(command)) throw new TypeError(`unknown command '${command}'`);
-  if (rest.length > 0) throw new TypeError(`unexpected argument '${rest[0]}'`);
+  if (command === undefined) throw createError('FLO_ERR_CLI_USAGE', { problem: 'a command is required' });
+  if (!(COMMANDS as readonly string[]).includes(command))
+    throw createError('FLO_ERR_CLI_USAGE', { problem: `unknown command '${command}'` });
+  if (rest.length > 0) throw createError('FLO_ERR_CLI_USAGE', { problem: `unexpected argument '${rest[0]}'` });
   return { command: command as Command, config: values.config };
 }

@@ -1,4 +1,5 @@
 import { pathToFileURL } from 'node:url';
+import { createError } from '../errors/flotilla-error.ts';
 
 /** A service module's setup function, as loaded: `(app) => void | Promise<void>`. */
 export type LoadedSetup<A> = (app: A) => void | Promise<void>;
@@ -11,9 +12,7 @@ export async function loadService<A>(servicePath: string): Promise<LoadedSetup<A
   const mod = (await import(pathToFileURL(servicePath).href)) as { default?: unknown; setup?: unknown };
   const setup = typeof mod.default === 'function' ? mod.default : mod.setup;
   if (typeof setup !== 'function') {
-    throw new TypeError(
-      `${servicePath} must export a setup function as its default export: export default defineService((app) => { ... })`,
-    );
+    throw createError('FLO_ERR_BAD_SERVICE_MODULE', { path: servicePath });
   }
   return setup as LoadedSetup<A>;
 }

@@ -1,4 +1,5 @@
 import type { ResolvedConfig } from '../config/types.ts';
+import { createError } from '../errors/flotilla-error.ts';
 
 /** The environment variable carrying a worker's start-up data from the primary. */
 export const WORKER_ENV = 'FLOTILLA_WORKER';
@@ -16,10 +17,15 @@ export function encodeWorkerStart(start: WorkerStart): string {
 }
 
 export function decodeWorkerStart(text: string | undefined): WorkerStart {
-  if (text === undefined) throw new Error(`${WORKER_ENV} is not set: this entry point is started by the flotilla primary`);
-  const value = JSON.parse(text) as WorkerStart;
+  if (text === undefined) throw createError('FLO_ERR_NOT_STARTED_BY_PRIMARY', { variable: WORKER_ENV, problem: 'is not set' });
+  let value: WorkerStart;
+  try {
+    value = JSON.parse(text) as WorkerStart;
+  } catch (error) {
+    throw createError('FLO_ERR_NOT_STARTED_BY_PRIMARY', { variable: WORKER_ENV, problem: 'is not JSON' }, { cause: error });
+  }
   if (typeof value?.servicePath !== 'string' || typeof value.config !== 'object' || !Number.isInteger(value.slot)) {
-    throw new Error(`${WORKER_ENV} is malformed`);
+    throw createError('FLO_ERR_NOT_STARTED_BY_PRIMARY', { variable: WORKER_ENV, problem: 'is malformed' });
   }
   return value;
 }

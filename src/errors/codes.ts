@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not Found' },
   ROUTE_NOT_FOUND: { status: 404, title: 'Route Not Found' },
+  PARAM_TOO_LONG: { status: 404, title: 'Parameter Too Long' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout' },
   CONFLICT: { status: 409, title: 'Conflict' },

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { ERROR_CODES, type ErrorCode } from './codes.ts';
+import { createError } from './flotilla-error.ts';
 
 export interface KErrorOptions {
   /** Extra, client-safe information added to the problem body as `details`. */
@@ -30,7 +31,7 @@ export class KError extends Error {
   constructor(status: number, code: string, message: string, options: KErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     if (!Number.isInteger(status) || status < 400 || status > 599) {
-      throw new TypeError(`KError status must be an integer in 400..599, got ${status}`);
+      throw createError('FLO_ERR_BAD_STATUS', { subject: 'KError status', range: '400..599', status });
     }
     this.status = status;
     this.code = code;

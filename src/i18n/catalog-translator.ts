@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
+import { createError } from '../errors/flotilla-error.ts';
 import type { Translator } from './translator.ts';
 
 /** `yaml` is loaded when a catalog is YAML: every worker imports this module, few read YAML catalogs. */
@@ -32,27 +33,30 @@ export class CatalogTranslator implements Translator {
   constructor(catalogs: Record<string, Record<string, unknown>>, fallback: string) {
     this.#catalogs = new Map(Object.entries(catalogs).map(([locale, messages]) => [locale, flatten(messages, locale)]));
     if (!this.#catalogs.has(fallback))
-      throw new Error(`the fallback locale '${fallback}' has no catalog (have: ${[...this.#catalogs.keys()].join(', ') || 'none'})`);
+      throw createError('FLO_ERR_NO_FALLBACK_CATALOG', { fallback, locales: [...this.#catalogs.keys()].join(', ') || 'none' });
     this.#fallback = fallback;
   }
 
   /**
-   * Loads every `<locale>.yaml`, `.yml` or `.json` file of a directory.
+   * Loads every `<locale>.yaml`, `.yml` or `.json` file of a directory. A
+   * directory or file that cannot be read is a `FLO_ERR_I18N_DIRECTORY`
+   * error (the fs error is its `cause`); a file that does not parse, or is not
+   * a catalog, a `FLO_ERR_BAD_CATALOG`.
    *
    * @example
    * const translator = CatalogTranslator.fromDirectory('locales', 'en');
    */
   static fromDirectory(directory: string, fallback: string): CatalogTranslator {
     const catalogs: Record<string, Record<string, unknown>> = {};
-    for (const file of readdirSync(directory).sort()) {
+    for (const file of readCatalogDirectory(directory)) {
       const ext = extname(file);
       if (!['.yaml', '.yml', '.json'].includes(ext)) continue;
+      const path = join(directory, file);
       const locale = file.slice(0, -ext.length);
-      if (!LOCALE.test(locale)) throw new Error(`${join(directory, file)}: '${locale}' is not a locale tag`);
-      const text = readFileSync(join(directory, file), 'utf8');
-      const value: unknown = ext === '.json' ? JSON.parse(text) : parseYaml(text);
+      if (!LOCALE.test(locale)) throw createError('FLO_ERR_BAD_LOCALE', { file: path, locale });
+      const value = parseCatalog(path, ext);
       if (typeof value !== 'object' || value === null || Array.isArray(value))
-        throw new Error(`${join(directory, file)}: a catalog must be a mapping of keys to messages`);
+        throw createError('FLO_ERR_BAD_CATALOG', { catalog: path, reason: 'a catalog must be a mapping of keys to messages' });
       catalogs[locale] = value as Record<string, unknown>;
     }
     return new CatalogTranslator(catalogs, fallback);
@@ -75,13 +79,35 @@ export class CatalogTranslator implements Translator {
   }
 }
 
+function readCatalogDirectory(directory: string): string[] {
+  try {
+    return readdirSync(directory).sort();
+  } catch (error) {
+    throw createError('FLO_ERR_I18N_DIRECTORY', { path: directory, reason: (error as Error).message }, { cause: error });
+  }
+}
+
+function parseCatalog(path: string, ext: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw createError('FLO_ERR_I18N_DIRECTORY', { path, reason: (error as Error).message }, { cause: error });
+  }
+  try {
+    return ext === '.json' ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw createError('FLO_ERR_BAD_CATALOG', { catalog: path, reason: (error as Error).message }, { cause: error });
+  }
+}
+
 function flatten(messages: Record<string, unknown>, locale: string, prefix = '', out: Catalog = Object.create(null)): Catalog {
   for (const [key, value] of Object.entries(messages)) {
     const full = prefix === '' ? key : `${prefix}.${key}`;
     if (typeof value === 'string') out[full] = value;
     else if (typeof value === 'object' && value !== null && !Array.isArray(value))
       flatten(value as Record<string, unknown>, locale, full, out);
-    else throw new Error(`catalog '${locale}': '${full}' must be a string or a mapping`);
+    else throw createError('FLO_ERR_BAD_CATALOG', { catalog: `catalog '${locale}'`, reason: `'${full}' must be a string or a mapping` });
   }
   return out;
 }

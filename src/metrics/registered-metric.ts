@@ -1,4 +1,5 @@
 import { Counter, type CounterConfiguration, Histogram, type HistogramConfiguration, type Registry } from 'prom-client';
+import { createError } from '../errors/flotilla-error.ts';
 
 /**
  * The counter named `config.name` on `registry`: the one already registered
@@ -31,9 +32,12 @@ export function registeredHistogram<T extends string>(registry: Registry, config
 function assertSameShape(metric: object, type: typeof Counter | typeof Histogram, labelNames: readonly string[] = []): void {
   const { name, labelNames: existing = [] } = metric as { name?: string; labelNames?: readonly string[] };
   if (!(metric instanceof type)) {
-    throw new TypeError(`metric ${name} is already registered, and is not a ${type.name.toLowerCase()}`);
+    throw createError('FLO_ERR_METRIC_CONFLICT', { name, conflict: `but is not a ${type.name.toLowerCase()}` });
   }
   if (existing.length !== labelNames.length || labelNames.some((l) => !existing.includes(l))) {
-    throw new TypeError(`metric ${name} is already registered with labels [${existing.join(', ')}], expected [${labelNames.join(', ')}]`);
+    throw createError('FLO_ERR_METRIC_CONFLICT', {
+      name,
+      conflict: `with labels [${existing.join(', ')}], expected [${labelNames.join(', ')}]`,
+    });
   }
 }

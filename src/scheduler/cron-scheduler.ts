@@ -1,6 +1,7 @@
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
 import cron, { type Logger as CronLogger, type ScheduledTask } from 'node-cron';
 import { type Logger, pino } from 'pino';
+import { createError } from '../errors/flotilla-error.ts';
 import { type JobOutcome, type SchedulerMetrics, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
 import type { Scheduler, SchedulerEnv } from './scheduler.ts';
 
@@ -200,21 +201,21 @@ function silentLogger(): Logger {
 }
 
 function validJobs(jobs: readonly CronJob[]): readonly CronJob[] {
-  if (!Array.isArray(jobs)) throw new TypeError('CronScheduler: jobs must be an array');
+  if (!Array.isArray(jobs)) throw createError('FLO_ERR_BAD_CRON_JOB', { reason: 'jobs must be an array' });
   const names = new Set<string>();
   return Object.freeze(
     jobs.map((job: Partial<CronJob> | null | undefined, i) => {
-      if (typeof job !== 'object' || job === null) throw new TypeError(`CronScheduler: job #${i} must be an object`);
+      if (typeof job !== 'object' || job === null) throw createError('FLO_ERR_BAD_CRON_JOB', { reason: `job #${i} must be an object` });
       const { name, cron: expression, run } = job;
       if (typeof name !== 'string' || name.trim() === '') {
-        throw new TypeError(`CronScheduler: job #${i} needs a non-empty string name`);
+        throw createError('FLO_ERR_BAD_CRON_JOB', { reason: `job #${i} needs a non-empty string name` });
       }
-      if (names.has(name)) throw new TypeError(`CronScheduler: job "${name}" is defined twice; job names must be unique`);
+      if (names.has(name)) throw createError('FLO_ERR_DUPLICATE_CRON_JOB', { name });
       names.add(name);
-      if (typeof run !== 'function') throw new TypeError(`CronScheduler: job "${name}" needs a run function`);
+      if (typeof run !== 'function') throw createError('FLO_ERR_BAD_CRON_JOB', { reason: `job "${name}" needs a run function` });
       if (typeof expression !== 'string' || !cron.validate(expression)) {
         const reason = typeof expression === 'string' ? cron.validateDetailed(expression).errors[0]?.message : 'not a string';
-        throw new TypeError(`CronScheduler: job "${name}" has an invalid cron expression ${JSON.stringify(expression)}: ${reason}`);
+        throw createError('FLO_ERR_BAD_CRON_EXPRESSION', { name, expression: JSON.stringify(expression), reason });
       }
       return Object.freeze({ name, cron: expression, run });
     }),
@@ -226,7 +227,7 @@ function validTimezone(timezone: string | undefined): string | undefined {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: timezone });
     return timezone;
-  } catch {
-    throw new TypeError(`CronScheduler: unknown time zone ${JSON.stringify(timezone)}`);
+  } catch (error) {
+    throw createError('FLO_ERR_BAD_TIME_ZONE', { timezone: JSON.stringify(timezone) }, { cause: error });
   }
 }

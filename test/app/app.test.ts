@@ -6,7 +6,7 @@ import type { Registrar } from '../../src/app/registrar.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import type { Scheduler } from '../../src/scheduler/scheduler.ts';
-import { controller, gate, testApp } from '../helpers/app.ts';
+import { controller, testApp } from '../helpers/app.ts';
 import { sink } from '../helpers/sink.ts';
 
 function configError(config: unknown): ConfigError {

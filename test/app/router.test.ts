@@ -112,6 +112,8 @@ describe('registerController', () => {
     assert.equal(res.statusCode, 404);
     assert.equal(res.headers['content-type'], 'application/problem+json');
     assert.equal(res.json().detail, 'a route parameter is too long');
+    assert.equal(res.json().code, 'PARAM_TOO_LONG');
+    assert.equal(res.json().type, 'urn:flotilla:problem:param-too-long');
   });
 
   test('the default maximum parameter length is 100', async () => {
