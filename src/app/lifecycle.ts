@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedConfig } from '../config/types.ts';
+import { createError } from '../errors/flotilla-error.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { listen } from '../utils/listen.ts';
@@ -69,7 +70,7 @@ export class Lifecycle {
   }
 
   async listen(): Promise<void> {
-    if (this.#state !== 'idle') throw new Error(`listen() cannot be called when the App is ${this.#state}`);
+    if (this.#state !== 'idle') throw createError('FLO_ERR_LISTEN_TWICE', { state: this.#state });
     this.#state = 'starting';
     const { config, logger } = this.#parts;
     try {

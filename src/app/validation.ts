@@ -1,11 +1,9 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { createError } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
+import { addFormats } from '../utils/ajv-formats.ts';
 import type { Ctx } from './ctx.ts';
 import type { JsonSchema, Route } from './route.ts';
-
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, ...options });

@@ -1,5 +1,6 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { isRecord } from '../utils/is-record.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { readYaml } from './read-yaml.ts';
 import type { ResolvedConfig } from './types.ts';
@@ -127,10 +128,6 @@ function serviceFileProblem(path: string): string | undefined {
   } catch (error) {
     return describeFsError(error);
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function describeFsError(error: unknown): string {

@@ -1,12 +1,10 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import { availableCpus } from '../cluster/cpus.ts';
+import { addFormats } from '../utils/ajv-formats.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import { DEFAULTS } from './defaults.ts';
 import { CONFIG_SCHEMA, MAX_WORKERS } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
-
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 let check: ValidateFunction | undefined;
 

@@ -42,6 +42,7 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_HOOK: { base: TypeError, message: 'onShutdown expects a function, got {got}' },
   FLO_ERR_BAD_HEALTH_CHECKER: { base: TypeError, message: 'a health checker needs a non-empty name and a check(signal) function' },
   FLO_ERR_DUPLICATE_HEALTH_CHECKER: { base: Error, message: "health checker '{name}' is already registered" },
+  FLO_ERR_LISTEN_TWICE: { base: Error, message: 'listen() cannot be called when the App is {state}' },
   // i18n
   FLO_ERR_I18N_DIRECTORY: { base: Error, message: "cannot read the message catalogs at '{path}': {reason}" },
   FLO_ERR_BAD_LOCALE: { base: Error, message: "{file}: '{locale}' is not a locale tag" },

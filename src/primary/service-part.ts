@@ -9,6 +9,7 @@ import type { Registrar } from '../app/registrar.ts';
 import type { Controller, Middleware, Module, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 
 /**
@@ -73,7 +74,7 @@ export class ServicePart implements Registrar {
   }
 
   onShutdown(hook: ShutdownHook): void {
-    if (typeof hook !== 'function') throw new TypeError('onShutdown expects a function');
+    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { got: describeValue(hook) });
     this.#hooks.push(hook);
   }
 

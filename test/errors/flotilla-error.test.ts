@@ -120,6 +120,17 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
     writeFileSync(path, 'export const answer = 42;\n');
     return loadService(path);
   },
+  FLO_ERR_LISTEN_TWICE: async () => {
+    const { app } = testApp({ logging: { level: 'silent' } });
+    const listening = app.listen();
+    await app.ready();
+    try {
+      await app.listen();
+    } finally {
+      await app.close();
+      await listening;
+    }
+  },
   FLO_ERR_NOT_STARTED_BY_PRIMARY: () => decodeWorkerStart(undefined),
   FLO_ERR_CLI_USAGE: () => parseCli(['serve']),
 };
