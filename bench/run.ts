@@ -10,11 +10,12 @@ import { buildCompiled } from './lib/build.ts';
 import { CONTENDERS, RUN_ORDER, SCENARIOS } from './lib/contenders.ts';
 import { loadRun, type Run } from './lib/load.ts';
 import { machineMeta } from './lib/meta.ts';
+import { scrapeWithStuckWorker, snapshotCost } from './lib/metrics-cost.ts';
 import { parseOptions } from './lib/options.ts';
 import { checkParity } from './lib/parity.ts';
 import { waitQuiet } from './lib/proc.ts';
 import { profileContender } from './lib/profile.ts';
-import { type Results, writeReport } from './lib/report.ts';
+import { metricsCostLines, type Results, writeReport } from './lib/report.ts';
 import { SCRAPE_CLUSTER, SCRAPE_STANDALONE, scrapeLatency } from './lib/scrape.ts';
 import { freePort, ROOT, runtime, ServerProcess } from './lib/server-process.ts';
 import { CLUSTER, coldStarts, exitWithIdleConnections, rssOf, STANDALONE } from './lib/startup.ts';
@@ -36,6 +37,19 @@ if (opts.profile !== undefined) {
   const contender = CONTENDERS.find((c) => c.name === opts.profile);
   if (contender === undefined) throw new Error(`no contender '${opts.profile}': ${CONTENDERS.map((c) => c.name).join(', ')}`);
   for (const s of scenarios) log(`\n${await profileContender(contender, s, Math.max(opts.durationS, 10), opts.connections, pin)}\n`);
+  process.exit(0);
+}
+
+/** The metrics-cost measurements: the primary's scrape with a worker stuck, and one push's CPU in a worker. */
+const metricsCost = async (): Promise<NonNullable<Extras['metricsCost']>> => {
+  log(`metrics cost: ${opts.stuckScrapes} scrapes healthy, then with a worker stuck; ${opts.snapshotIterations} snapshots in-process`);
+  return { scrape: await scrapeWithStuckWorker(opts.stuckScrapes), snapshot: await snapshotCost(opts.snapshotIterations) };
+};
+
+if (opts.metricsOnly) {
+  const before = await waitQuiet(30, 0.1, (b) => log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`));
+  if (before >= 0.1) log(`the machine is still ${Math.round(before * 100)} % busy: expect noisy numbers`);
+  process.stdout.write(`\n${metricsCostLines(await metricsCost()).join('\n')}\n`);
   process.exit(0);
 }
 
@@ -107,6 +121,7 @@ if (opts.extras) {
   if (opts.mode === 'full' && !opts.source) extras.coldStart.clusterFromSource = await coldStarts({ ...CLUSTER, runtime: fromSource }, 3);
   extras.scrape = { cluster: await scrapeLatency(SCRAPE_CLUSTER, opts.scrapes) };
   if (opts.mode === 'full') extras.scrape.standalone = await scrapeLatency(SCRAPE_STANDALONE, opts.scrapes);
+  extras.metricsCost = await metricsCost();
   extras.exit = { standalone: await exitWithIdleConnections(STANDALONE), cluster: await exitWithIdleConnections(CLUSTER) };
 }
 

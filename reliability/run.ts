@@ -18,17 +18,25 @@ import { info, markdownTable, type Row, type ScenarioReport, textTable } from '.
 import { compiledRuntime, ROOT, sourceRuntime } from './lib/runtime.ts';
 import { fmt } from './lib/stats.ts';
 import { ensureCommand } from './lib/tools.ts';
+import { busyJob } from './scenarios/busy-job.ts';
 import { capacity } from './scenarios/capacity.ts';
 import { killWorker } from './scenarios/kill-worker.ts';
+import { memoryRecycling } from './scenarios/memory-recycling.ts';
+import { prometheusTruth } from './scenarios/prometheus-truth.ts';
 import { sigterm } from './scenarios/sigterm.ts';
 import { slowClients } from './scenarios/slow-clients.ts';
 import { soak } from './scenarios/soak.ts';
+import { stuckWorker } from './scenarios/stuck-worker.ts';
 
 const SCENARIOS: Record<ScenarioName, { title: string; run: Scenario }> = {
   capacity: { title: 'capacity', run: capacity },
   kill: { title: 'kill -9 a worker under steady load', run: killWorker },
   sigterm: { title: 'SIGTERM under load with keep-alive clients', run: sigterm },
   slow: { title: 'slowloris, slow body, slow read', run: slowClients },
+  stuck: { title: 'a worker stuck in while (true) {} under load', run: stuckWorker },
+  'busy-job': { title: "a cron job computing 2 s every 3 s in the primary's service thread", run: busyJob },
+  memory: { title: 'graceful recycling on cluster.maxMemoryMB', run: memoryRecycling },
+  prometheus: { title: 'what a real Prometheus sees: kill -9, SIGHUP, a worker busy 15 s', run: prometheusTruth },
   soak: { title: 'soak', run: soak },
 };
 
@@ -51,6 +59,7 @@ async function main(): Promise<number> {
   const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${line}\n`);
   if (options.only.includes('capacity') || options.only.includes('soak')) ensureCommand('wrk', 'wrk', log);
   if (options.only.includes('slow')) ensureCommand('slowhttptest', 'slowhttptest', log);
+  if (options.only.includes('prometheus')) ensureCommand('prometheus', 'prometheus', log);
 
   if (!options.source) log('compiling src/ and the fixture service to JavaScript');
   const runtime = options.source ? sourceRuntime() : compiledRuntime();

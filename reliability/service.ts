@@ -6,11 +6,19 @@
  * - `GET /slow?ms=N` → `{ pid, waited }` after N ms (in-flight requests at a shutdown).
  * - `POST /upload` → `{ pid, bytes }`: reads a JSON body (slow-body attacks need a route that reads one).
  * - `GET /big?kb=N` → N KiB of bytes (slow-read attacks need a response larger than the socket buffers).
+ * - `GET /hang` → never answers: `while (true) {}` (a stuck worker, alive but deaf to heartbeats).
+ * - `GET /busy?ms=N` → `{ pid, busyMs }` after blocking the event loop synchronously for N ms.
+ * - `GET /leak?mb=N` → `{ pid, retainedMB }`: retains N MB more (filled, so resident), never released.
  * - `RELIABILITY_HANG_HOOK=1`: a worker shutdown hook that never resolves (the budget case).
+ * - `RELIABILITY_BUSY_JOB=1`: a cron job in the primary's service thread that computes for 2 s every 3 s.
  */
-import { defineService } from 'flotilla';
+import { writeSync } from 'node:fs';
+import { CronScheduler, defineService } from 'flotilla';
 
 const BIG = Buffer.alloc(4096 * 1024, 'flotilla ');
+const MB = 1024 * 1024;
+/** What `GET /leak` retains, for as long as the worker lives. */
+const leaked: Buffer[] = [];
 
 export default defineService((app) => {
   app.registerController({
@@ -48,8 +56,56 @@ export default defineService((app) => {
           ctx.send(BIG.subarray(0, kb * 1024), 'application/octet-stream');
         },
       },
+      {
+        method: 'GET',
+        path: '/hang',
+        handler: () => {
+          for (;;) {
+            // stuck on purpose, forever: `while (true) {}`
+          }
+        },
+      },
+      {
+        method: 'GET',
+        path: '/busy',
+        handler: (ctx) => {
+          const ms = Math.min(Number(ctx.query['ms'] ?? 1000), 60_000);
+          const until = Date.now() + ms;
+          while (Date.now() < until) {
+            // blocking on purpose: no timer, no I/O, no IPC meanwhile
+          }
+          return { pid: process.pid, busyMs: ms };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/leak',
+        handler: (ctx) => {
+          const mb = Math.min(Math.max(Math.trunc(Number(ctx.query['mb'] ?? 1)) || 0, 0), 512);
+          if (mb > 0) leaked.push(Buffer.alloc(mb * MB, 0xa5));
+          return { pid: process.pid, retainedMB: leaked.reduce((sum, b) => sum + b.length, 0) / MB };
+        },
+      },
     ],
   });
+  if (app.role === 'primary' && process.env['RELIABILITY_BUSY_JOB'] === '1') {
+    app.registerScheduler(
+      new CronScheduler([
+        {
+          name: 'busy',
+          cron: '*/3 * * * * *',
+          run: () => {
+            // written at once, with its own clock: the logger's batch is only flushed once the job lets the thread breathe
+            writeSync(1, `${JSON.stringify({ msg: 'busy job started', time: new Date().toISOString(), pid: process.pid })}\n`);
+            const until = Date.now() + 2_000;
+            while (Date.now() < until) {
+              // computing on purpose, 2 s
+            }
+          },
+        },
+      ]),
+    );
+  }
   if (app.role === 'worker' && process.env['RELIABILITY_HANG_HOOK'] === '1') {
     app.onShutdown(() => new Promise<void>(() => {}));
   }

@@ -20,7 +20,11 @@ export function buildCompiled(): string {
       filter: (src) => !src.endsWith('.ts'),
     });
   }
-  for (const yaml of ['bench/servers/flotilla-cluster.yaml', 'bench/services/metrics-cluster.yaml']) {
+  for (const yaml of [
+    'bench/servers/flotilla-cluster.yaml',
+    'bench/services/metrics-cluster.yaml',
+    'bench/services/metrics-cluster-stuck.yaml',
+  ]) {
     const text = readFileSync(join(out, yaml), 'utf8');
     writeFileSync(join(out, yaml), text.replace(/^(service: .*)\.ts$/m, '$1.js'));
   }

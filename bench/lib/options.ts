@@ -12,6 +12,11 @@ export interface Options {
   only: string[] | undefined;
   scenarios: string[] | undefined;
   extras: boolean;
+  /** `--metrics-only`: only the metrics-cost measurements (scrape with a stuck worker, snapshot cost), printed. */
+  metricsOnly: boolean;
+  /** Sequential scrapes per case of the stuck-worker scrape measurement, and iterations of the snapshot micro-benchmark. */
+  stuckScrapes: number;
+  snapshotIterations: number;
   /** Report name under bench/results/ (`latest` for full runs, `quick` for quick ones). */
   out: string;
   /** `--profile <contender>`: CPU-profile that contender under load instead of benchmarking. */
@@ -30,6 +35,8 @@ export const USAGE = `npm run bench [-- options]
   --only a,b            only these contenders (floor and fastify are always included)
   --scenario list|get   only this scenario
   --no-extras           skip cold start, RSS, scrape and exit measurements
+  --metrics-only        only the metrics-cost measurements (scrape latency with a worker stuck, a worker's
+                        snapshot cost), printed; nothing written
   --out NAME            write bench/results/NAME.md/.json (default: latest, or quick with --quick)
   --profile NAME        CPU-profile one contender under load (node --cpu-prof) and print its hottest functions
   --source              run the servers from the .ts sources (as npm start) instead of compiled JavaScript
@@ -47,6 +54,7 @@ export function parseOptions(argv: string[]): Options {
       only: { type: 'string' },
       scenario: { type: 'string' },
       'no-extras': { type: 'boolean', default: false },
+      'metrics-only': { type: 'boolean', default: false },
       out: { type: 'string' },
       profile: { type: 'string' },
       source: { type: 'boolean', default: false },
@@ -71,6 +79,9 @@ export function parseOptions(argv: string[]): Options {
     only: only === undefined ? undefined : [...new Set(['floor', 'fastify', ...only])],
     scenarios: values.scenario === undefined ? (quick ? ['list'] : undefined) : [values.scenario],
     extras: !values['no-extras'],
+    metricsOnly: values['metrics-only'],
+    stuckScrapes: quick ? 200 : 500,
+    snapshotIterations: quick ? 300 : 1000,
     out: values.out ?? (quick ? 'quick' : 'latest'),
     profile: values.profile,
     source: values.source,

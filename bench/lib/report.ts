@@ -91,6 +91,7 @@ export function markdown(r: Results): string {
       );
     }
   }
+  if (e.metricsCost) out.push(...metricsCostLines(e.metricsCost));
   if (e.rss) {
     out.push('', '| VmRSS (RssAnon), MB | idle, after start | idle, after the load |', '|---|---|---|');
     for (const [name, list] of Object.entries(e.rss.idle))
@@ -113,6 +114,22 @@ export function markdown(r: Results): string {
   );
   if (Array.isArray(m['notes'])) out.push('## Notes', '', ...(m['notes'] as string[]).map((note) => `- ${note}`), '');
   return out.join('\n');
+}
+
+/** The metrics-cost measurements as Markdown list items (also what `--metrics-only` prints). */
+export function metricsCostLines(m: NonNullable<Extras['metricsCost']>): string[] {
+  const { scrape: s, snapshot: p } = m;
+  const t = (x: { p50Ms: number; p99Ms: number; maxMs: number; count: number }) =>
+    `p50 ${n(x.p50Ms)} ms, p99 ${n(x.p99Ms)} ms, max ${n(x.maxMs)} ms over ${x.count} scrapes`;
+  return [
+    `- /metrics scrape, cluster of 2 workers × 50 routes, both workers healthy: ${t(s.healthy)} (${s.samples[0]} samples, ${Math.round(s.bytes[0] / 1024)} KiB).`,
+    `- /metrics scrape, the same cluster with one worker stuck in \`while (true) {}\` (watchdog off, its snapshot ${Math.round(s.stuckForMs)} ms old or more, ` +
+      `flotilla_scrape_workers_stale ${s.stale}, _missing ${s.missing}): ${t(s.stuck)} (${s.samples[1]} samples).`,
+    `- One metrics push in a worker with 50 routes (in-process, \`toMetricFamilies(await registry.getMetricsAsJSON())\` + \`JSON.stringify\` of the message, ` +
+      `${p.families} families, ${p.series} series, ${Math.round(p.bytes / 1024)} KiB): ${n(p.cpuUs)} µs of CPU per push (mean over ${p.iterations}; ` +
+      `wall p50 ${n(p.wallP50Us)} µs, p99 ${n(p.wallP99Us)} µs) = ${n(p.corePct, 2)} % of one core at the default 1 s interval; ` +
+      `median per step: getMetricsAsJSON ${n(p.steps.getMetricsAsJSON)} µs, toMetricFamilies ${n(p.steps.toMetricFamilies)} µs, JSON.stringify ${n(p.steps.stringify)} µs.`,
+  ];
 }
 
 /** Writes `<dir>/<name>.md` and `<dir>/<name>.json`. */

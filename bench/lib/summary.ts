@@ -1,5 +1,6 @@
 import type { Contender, Scenario } from './contenders.ts';
 import type { Run } from './load.ts';
+import type { SnapshotCost, StuckScrapeResult } from './metrics-cost.ts';
 import type { ScrapeResult } from './scrape.ts';
 import type { ColdStart, ExitTime, ProcessRss } from './startup.ts';
 import { median } from './stats.ts';
@@ -81,6 +82,8 @@ export interface Extras {
   rss?: { idle: Record<string, ProcessRss[]>; afterLoad: Record<string, ProcessRss[]> };
   scrape?: { cluster: ScrapeResult; standalone?: ScrapeResult };
   exit?: { standalone: ExitTime; cluster: ExitTime };
+  /** The primary's scrape with 2 workers × 50 routes, healthy then one worker stuck; one metrics push's cost in a worker. */
+  metricsCost?: { scrape: StuckScrapeResult; snapshot: SnapshotCost };
 }
 
 export interface Target {
@@ -112,6 +115,9 @@ export function targets(runs: readonly Run[], rows: Record<string, Row[]>, extra
     .flatMap(([, list]) => list.map((p) => p.mb));
   add('idle RSS, largest flotilla process', '<= 60 MB', flotillaRss.length ? Math.max(...flotillaRss) : undefined, 'MB', (v) => v <= 60);
   add('cluster /metrics scrape p99', '<= 50 ms', extras.scrape?.cluster.p99Ms, 'ms', (v) => v <= 50);
+  const stuckRun = extras.metricsCost?.scrape;
+  add('cluster /metrics scrape p99, 50 routes, workers healthy', '<= 5 ms', stuckRun?.healthy.p99Ms, 'ms', (v) => v <= 5);
+  add('cluster /metrics scrape p99, 50 routes, one worker stuck', '<= 5 ms', stuckRun?.stuck.p99Ms, 'ms', (v) => v <= 5);
   add('standalone exit after SIGTERM, 100 idle keep-alive', '<= 500 ms', extras.exit?.standalone.exitMs, 'ms', (v) => v <= 500);
   add('cluster exit after SIGTERM, 100 idle keep-alive', '<= 500 ms', extras.exit?.cluster.exitMs, 'ms', (v) => v <= 500);
   return out;
