@@ -5,23 +5,28 @@ import { setTimeout as delay } from 'node:timers/promises';
 interface SocketState {
   served: boolean;
   active: number;
+  /** When its last response ended (`performance.now()`). */
+  idleSince: number;
 }
 
 /**
- * How long the drain lets requests already on their way over idle keep-alive
- * connections be read before closing those connections. They are then
- * answered (with `Connection: close`) instead of being cut by the close.
+ * During the drain, a keep-alive connection is closed once it has been silent
+ * this long. A client still using it sends its next request before then and
+ * gets it answered, with `Connection: close`; closing sooner races that
+ * request (a close that crosses a request on the wire resets it, and node:http
+ * does not run a request read after its close).
  */
-const IDLE_SETTLE_MS = 20;
+export const IDLE_CLOSE_MS = 200;
 
 /**
  * The server's connections, as the shutdown and the timeouts need them (every
- * request passes through here on its way to the handler). On drain, idle
- * keep-alive connections are closed — after a few milliseconds in which
- * requests already sent on them are still read and answered — while one that was accepted but has not sent its first
- * request yet (a cluster hand-off racing the shutdown) gets a short grace to
- * send it — it is then answered with `Connection: close` — instead of being
- * reset. node:http's own `close()` resets both kinds alike.
+ * request passes through here on its way to the handler). On drain, a
+ * keep-alive connection is closed after its response in flight, or once it
+ * has been silent for {@link IDLE_CLOSE_MS}: requests its client sends meanwhile
+ * are answered with `Connection: close`. One that was accepted but has not
+ * sent its first request yet (a cluster hand-off racing the shutdown) gets a
+ * short grace to send it, answered the same way, instead of being reset.
+ * node:http's own `close()` resets both kinds alike.
  */
 export class ConnectionTracker {
   readonly #server: Server;
@@ -33,7 +38,7 @@ export class ConnectionTracker {
   constructor(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void) {
     this.#server = server;
     server.on('connection', (socket: Socket) => {
-      this.#sockets.set(socket, { served: false, active: 0 });
+      this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);
         this.#awaited.get(socket)?.();
@@ -49,6 +54,7 @@ export class ConnectionTracker {
         this.#awaited.get(socket)?.();
         res.once('close', () => {
           state.active--;
+          state.idleSince = performance.now();
           if (this.#draining && state.active === 0) socket.end();
         });
       }
@@ -57,9 +63,10 @@ export class ConnectionTracker {
   }
 
   /**
-   * Stops accepting connections and closes the idle keep-alive ones; resolves
-   * once every fresh connection has sent its request or `graceMs` passed
-   * (stragglers are then destroyed).
+   * Stops accepting connections; closes each keep-alive connection once it
+   * has been silent for {@link IDLE_CLOSE_MS} (or after the response it is
+   * serving); resolves once that is done and every fresh connection has sent
+   * its request or `graceMs` passed (stragglers are then destroyed).
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
@@ -68,14 +75,31 @@ export class ConnectionTracker {
     const fresh: Socket[] = [];
     for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
     const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
-    await delay(IDLE_SETTLE_MS);
-    for (const [socket, state] of this.#sockets) if (state.served && state.active === 0) socket.end();
+    await Promise.all([this.#closeWhenSilent(), this.#settle(fresh, settled, graceMs)]);
+  }
+
+  /** Ends every served connection that is idle once it has been silent for IDLE_CLOSE_MS. */
+  async #closeWhenSilent(): Promise<void> {
+    const now = performance.now();
+    const waits: Promise<void>[] = [];
+    for (const [socket, state] of this.#sockets) {
+      if (!state.served || state.active > 0) continue; // a fresh one settles below; a busy one ends after its response
+      waits.push(
+        delay(Math.max(0, IDLE_CLOSE_MS - (now - state.idleSince))).then(() => {
+          if (state.active === 0 && performance.now() - state.idleSince >= IDLE_CLOSE_MS) socket.end();
+        }),
+      );
+    }
+    await Promise.all(waits);
+  }
+
+  async #settle(fresh: readonly Socket[], settled: readonly Promise<void>[], graceMs: number): Promise<void> {
     if (fresh.length === 0) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.all(settled),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, Math.max(0, graceMs - IDLE_SETTLE_MS));
+        timer = setTimeout(resolve, graceMs);
       }),
     ]);
     clearTimeout(timer);
