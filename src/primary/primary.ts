@@ -45,6 +45,11 @@ export class Primary {
   readonly #o: PrimaryOptions;
   readonly #metrics = new PrimaryMetrics();
   readonly #store = new MetricsStore();
+  /** The primary's own metric names: a service metric named like one of them is left out of the sums. */
+  readonly #reserved: ReadonlySet<string>;
+  /** The store's text as last rendered; undefined once a snapshot or an exit changed it. */
+  #storeText: string | undefined;
+  #renderScheduled = false;
   readonly #supervisor: Supervisor;
   readonly #done = Promise.withResolvers<number>();
   readonly #firstListening = Promise.withResolvers<void>();
@@ -70,6 +75,7 @@ export class Primary {
     });
     this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
     if (heapArgs.length > 0) logger.info({ workers: count, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
+    this.#reserved = new Set(this.#metrics.registry.getMetricsAsArray().map((m) => (m as { name: string }).name));
     const { cluster: c } = config;
     this.#supervisor = new Supervisor({
       count,
@@ -91,11 +97,14 @@ export class Primary {
         this.#firstListening.resolve();
       },
       onMessage: (worker, message) => {
-        if (message.type === 'flotilla:metrics') this.#store.update(keyOf(worker), message.metrics);
+        if (message.type === 'flotilla:metrics') this.#storeChanged(this.#store.update(keyOf(worker), message.metrics));
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
       },
       onFork: (worker) => this.#store.join(keyOf(worker)),
-      onExit: (worker) => this.#store.retire(keyOf(worker)),
+      onExit: (worker) => {
+        this.#store.retire(keyOf(worker));
+        this.#storeChanged();
+      },
     });
   }
 
@@ -114,13 +123,30 @@ export class Primary {
     const staleAfterMs = STALE_INTERVALS * this.#o.config.cluster.metricsIntervalMs;
     this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), staleAfterMs));
     this.#metrics.scrapeMissing.set(this.#store.missing);
-    // The primary's own metrics win a name clash: a service metric named like one of them is left out.
-    const primary = this.#metrics.registry;
-    const reserved = new Set(primary.getMetricsAsArray().map((m) => (m as { name: string }).name));
-    const blocks = this.#store.render(reserved);
     // prom-client's text of a registry: its families' blocks joined by blank lines, then a line feed
-    blocks.push((await primary.metrics()).slice(0, -1));
-    return `${blocks.join('\n\n')}\n`;
+    const own = await this.#metrics.registry.metrics();
+    const sums = this.#renderStore();
+    return sums === '' ? own : `${sums}\n\n${own}`;
+  }
+
+  /**
+   * The store changed (a snapshot arrived, a process exited): its text is rendered again right after
+   * the messages at hand, off the scrape's path, so that a scrape only joins two texts.
+   */
+  #storeChanged(changed = true): void {
+    if (!changed) return;
+    this.#storeText = undefined;
+    if (this.#renderScheduled) return;
+    this.#renderScheduled = true;
+    setImmediate(() => {
+      this.#renderScheduled = false;
+      this.#renderStore();
+    });
+  }
+
+  #renderStore(): string {
+    this.#storeText ??= this.#store.render(this.#reserved).join('\n\n');
+    return this.#storeText;
   }
 
   /** While the workers start: the metrics endpoint; once one listens, the service thread. */
@@ -147,8 +173,11 @@ export class Primary {
         resourceLimits: this.#heapMB === undefined ? {} : { maxOldGenerationSizeMb: this.#heapMB },
         onMetrics: (thread, families) => {
           const key = `service:${thread}`;
-          if (families === undefined) this.#store.retire(key);
-          else this.#store.update(key, families);
+          if (families !== undefined) this.#storeChanged(this.#store.update(key, families));
+          else {
+            this.#store.retire(key);
+            this.#storeChanged();
+          }
         },
         onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
       });
