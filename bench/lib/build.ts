@@ -1,6 +1,6 @@
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compileToPackage } from '../../test/helpers/compile.ts';
+import { compileToPackage } from '../../tools/compile.ts';
 import { ROOT } from './server-process.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { readProc } from '../../test/helpers/proc.ts';
+import { readProc } from '../../tools/proc.ts';
 
 /** Clock ticks per second of `/proc/<pid>/stat` times. */
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;

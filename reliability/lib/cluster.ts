@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClusterProcess, configYaml, type Exit, type LogLine, parseLine } from '../../test/helpers/cluster-process.ts';
-import { isAlive } from '../../test/helpers/proc.ts';
+import { ClusterProcess, configYaml, type Exit, type LogLine, parseLine } from '../../tools/cluster-process.ts';
+import { isAlive } from '../../tools/proc.ts';
 import { within } from './clock.ts';
 import { whenGone } from './proc.ts';
 import { type Runtime, sourceRuntime } from './runtime.ts';
 
-export { byMsg, type Exit, killAllClusters } from '../../test/helpers/cluster-process.ts';
+export { byMsg, type Exit, killAllClusters } from '../../tools/cluster-process.ts';
 
 export interface ClusterOptions {
   /** Compiled or from source; default from source. */

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { isAlive } from '../../test/helpers/proc.ts';
+import { isAlive } from '../../tools/proc.ts';
 
 /**
  * Where the slow clients' side of the traffic runs. Over `lo` (MTU 65536) Linux

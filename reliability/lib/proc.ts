@@ -1,6 +1,6 @@
 import { isIPv4 } from 'node:net';
 import { endianness } from 'node:os';
-import { isAlive, readProc } from '../../test/helpers/proc.ts';
+import { isAlive, readProc } from '../../tools/proc.ts';
 import { now, sleep } from './clock.ts';
 
 /** Resolves with the time (ms epoch) at which none of `pids` was alive any more, or undefined after `timeoutMs`. */

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { compileToPackage } from '../../test/helpers/compile.ts';
+import { compileToPackage } from '../../tools/compile.ts';
 
 /** The repository's root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

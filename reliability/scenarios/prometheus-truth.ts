@@ -1,6 +1,6 @@
 import { Pool } from 'undici';
-import { isAlive } from '../../test/helpers/proc.ts';
-import { type MatrixSeries, Prometheus, prometheusBinary } from '../../test/helpers/prometheus.ts';
+import { isAlive } from '../../tools/proc.ts';
+import { type MatrixSeries, Prometheus, prometheusBinary } from '../../tools/prometheus.ts';
 import { now, sleep } from '../lib/clock.ts';
 import { byMsg, Cluster } from '../lib/cluster.ts';
 import type { Context, ScenarioOutcome } from '../lib/context.ts';

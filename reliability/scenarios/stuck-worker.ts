@@ -1,4 +1,4 @@
-import { isAlive } from '../../test/helpers/proc.ts';
+import { isAlive } from '../../tools/proc.ts';
 import { now, sleep } from '../lib/clock.ts';
 import { byMsg, Cluster } from '../lib/cluster.ts';
 import type { Context, ScenarioOutcome } from '../lib/context.ts';

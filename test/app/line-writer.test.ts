@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { FILE_BATCH_BYTES, FLUSH_MS, LineWriter, PIPE_BUF, truncateLine } from '../../src/app/line-writer.ts';
-import { openFifo } from '../helpers/cluster-process.ts';
+import { openFifo } from '../../tools/cluster-process.ts';
 
 const CHILD = fileURLToPath(new URL('../fixtures/logging/line-writer-child.ts', import.meta.url));
 

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ClusterProcess, configYaml } from './cluster-process.ts';
-import { isAlive } from './proc.ts';
+import { ClusterProcess, configYaml } from '../../tools/cluster-process.ts';
+import { isAlive } from '../../tools/proc.ts';
 
-export { byMsg } from './cluster-process.ts';
+export { byMsg } from '../../tools/cluster-process.ts';
 
 /** The `flotilla` CLI, run from source. */
 export const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { Pool } from 'undici';
+import { ClusterProcess, type Launch } from '../../tools/cluster-process.ts';
 import { CLI, clusterYaml, tempFiles } from '../helpers/cluster.ts';
-import { ClusterProcess, type Launch } from '../helpers/cluster-process.ts';
 
 /** Request log lines to produce: about 50 MB of output through the pipe. */
 const REQUESTS = 200_000;

@@ -1,8 +1,8 @@
 import { type TestContext, test } from 'node:test';
 import { Pool } from 'undici';
+import { isAlive } from '../../tools/proc.ts';
+import { type MatrixSeries, needPrometheus, type Prometheus, startPrometheus } from '../../tools/prometheus.ts';
 import { get, startCluster } from '../helpers/cluster.ts';
-import { isAlive } from '../helpers/proc.ts';
-import { type MatrixSeries, needPrometheus, type Prometheus, startPrometheus } from '../helpers/prometheus.ts';
 
 /**
  * Issue 11: what a real Prometheus makes of the summed `http_requests_total`

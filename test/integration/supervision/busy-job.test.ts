@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { ClusterProcess, configYaml } from '../../../tools/cluster-process.ts';
 import { byMsg, CLI, get, tempFiles } from '../../helpers/cluster.ts';
-import { ClusterProcess, configYaml } from '../../helpers/cluster-process.ts';
 
 const INDEX = pathToFileURL(join(import.meta.dirname, '../../../src/index.ts')).href;
 

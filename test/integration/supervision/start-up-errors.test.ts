@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { ClusterProcess, configYaml } from '../../../tools/cluster-process.ts';
 import { CLI, FIXTURE_SERVICE, tempFiles } from '../../helpers/cluster.ts';
-import { ClusterProcess, configYaml } from '../../helpers/cluster-process.ts';
 
 const INDEX = pathToFileURL(join(import.meta.dirname, '../../../src/index.ts')).href;
 

@@ -1,6 +1,6 @@
 import { type TestContext, test } from 'node:test';
+import { isAlive } from '../../../tools/proc.ts';
 import { allGone, byMsg, get, sample, startCluster } from '../../helpers/cluster.ts';
-import { isAlive } from '../../helpers/proc.ts';
 
 const WATCHDOG = { cluster: { heartbeatIntervalMs: 200, heartbeatTimeoutMs: 2_000 } };
 
