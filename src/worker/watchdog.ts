@@ -36,8 +36,8 @@ export function startWatchdog(options: Omit<WatchdogData, 'beat'>): void {
   const data: WatchdogData = { ...options, beat };
   const thread = new Worker(new URL(`./watchdog-thread${ext}`, import.meta.url), {
     workerData: data,
-    // a few timers and, once, an inspector session: it needs next to nothing
-    resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+    // a few timers and, once per stall, an inspector session: small limits keep its RSS near 9 MB, not 14
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, codeRangeSizeMb: 2, stackSizeMb: 1 },
     stdout: false,
     stderr: false,
   });
