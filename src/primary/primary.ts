@@ -27,6 +27,8 @@ export interface PrimaryOptions {
 
 /** Time after the workers' own budget before the primary kills them. */
 const KILL_MARGIN_MS = 250;
+/** The service thread's heap limit without a container memory limit (with one: a worker's share). */
+const SERVICE_THREAD_HEAP_MB = 1024;
 /** A snapshot older than this many push intervals makes its process stale. */
 const STALE_INTERVALS = 3;
 
@@ -170,7 +172,7 @@ export class Primary {
         logger,
         policy: this.#backoffPolicy(),
         heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
-        resourceLimits: this.#heapMB === undefined ? {} : { maxOldGenerationSizeMb: this.#heapMB },
+        resourceLimits: { maxOldGenerationSizeMb: this.#heapMB ?? SERVICE_THREAD_HEAP_MB },
         onMetrics: (thread, families) => {
           const key = `service:${thread}`;
           if (families !== undefined) this.#storeChanged(this.#store.update(key, families));
