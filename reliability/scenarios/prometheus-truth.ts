@@ -1,6 +1,7 @@
-import { Pool } from 'undici';
 import { isAlive } from '../../tools/proc.ts';
-import { type MatrixSeries, Prometheus, prometheusBinary } from '../../tools/prometheus.ts';
+import { Prometheus, prometheusBinary } from '../../tools/prometheus.ts';
+import { counterWindow, windowEnd, windowStart } from '../../tools/prometheus-window.ts';
+import { SteadyLoad } from '../../tools/steady-load.ts';
 import { now, sleep } from '../lib/clock.ts';
 import { byMsg, Cluster } from '../lib/cluster.ts';
 import type { Context, ScenarioOutcome } from '../lib/context.ts';
@@ -47,7 +48,8 @@ interface Truth {
  * second) makes of the summed `http_requests_total` under a steady 200 req/s,
  * in three separate measurements: kill -9 of a worker, a SIGHUP rolling
  * restart, and a worker busy for 15 s (heartbeatTimeoutMs 30 s so that the
- * watchdog lets it be). The harness is `test/integration/prometheus-truth.test.ts`'s.
+ * watchdog lets it be). The harness (`tools/steady-load.ts`, `tools/prometheus-window.ts`) is
+ * `test/integration/prometheus-truth.test.ts`'s.
  */
 export async function prometheusTruth(ctx: Context): Promise<ScenarioOutcome> {
   const binary = prometheusBinary();
@@ -116,7 +118,7 @@ async function measure(ctx: Context, binary: string, kind: Kind): Promise<Truth>
   if (kind === 'busy') config['cluster'] = { heartbeatTimeoutMs: 30_000 };
   const cluster = new Cluster({ runtime: ctx.runtime, config });
   let prometheus: Prometheus | undefined;
-  let pool: Pool | undefined;
+  let load: SteadyLoad | undefined;
   try {
     await cluster.ready();
     const { appPort, metricsPort } = cluster;
@@ -125,11 +127,10 @@ async function measure(ctx: Context, binary: string, kind: Kind): Promise<Truth>
     for (let i = 0; i < WARM_UP; i++) if ((await probeOnce(appPort, '/who', 5_000)).status === 200) warm++;
     prometheus = new Prometheus(binary, { target: `127.0.0.1:${metricsPort}` });
     await prometheus.ready();
-    const p = prometheus;
-    const start = await waitForSample(p, (at, value) => value === warm && at > 0, 3, 'Prometheus to scrape the warm-up count');
+    const start = await windowStart(prometheus, SERIES, warm);
 
-    pool = new Pool(`http://127.0.0.1:${appPort}`, { connections: 8, pipelining: 1 });
-    const load = new OpenLoad(pool, appPort);
+    const steady = new SteadyLoad({ port: appPort, path: '/who', rate: RATE, freshEvery: FRESH_EVERY, maxInFlight: MAX_IN_FLIGHT });
+    load = steady;
     const events: string[] = [];
     let killed: { pid: number; at: number } | undefined;
     const loadStart = now();
@@ -171,32 +172,20 @@ async function measure(ctx: Context, binary: string, kind: Kind): Promise<Truth>
       }
     };
     try {
-      await Promise.all([load.run(loadMs), disturbance()]);
+      await Promise.all([steady.run(loadMs), disturbance()]);
     } finally {
-      load.stop();
-      await load.settled();
+      steady.stop();
+      await steady.settled();
     }
-    note(`load over: ${load.ok} × 2xx`);
+    note(`load over: ${steady.ok} × 2xx`);
 
-    const loadEnd = now();
-    await sleep(3_500);
-    const end = await waitForSample(p, (at) => at >= loadEnd + 2_500, 1, 'a scrape ~3 intervals after the load');
-    const windowMs = end.at - start.at + 1;
-    const range = `[${windowMs}ms]`;
-    const increase = await p.scalar(`sum(increase(${SERIES}${range}))`, end.at);
-    const atEnd = await p.scalar(`sum(${SERIES})`, end.at);
-    const atStart = await p.scalar(`sum(${SERIES})`, start.at);
-    const resets = await p.scalar(`sum(resets(${ROUTE}${range}))`, end.at);
-    const minUp = await p.scalar(`min_over_time(up${range})`, end.at);
-    const scrapes = await p.scalar(`count_over_time(up${range})`, end.at);
-    const maxStale = await p.scalar(`max_over_time(flotilla_scrape_workers_stale${range})`, end.at);
-    const maxMissing = await p.scalar(`max_over_time(flotilla_scrape_workers_missing${range})`, end.at);
-    const rates = await p.queryRange(`sum(rate(${ROUTE}[5s]))`, start.at + 5_000, end.at, 1);
+    const end = await windowEnd(prometheus, SERIES, now());
+    const window = await counterWindow(prometheus, SERIES, ROUTE, start, end);
     await cluster.stop();
     let victimAnswers: Truth['victimAnswers'];
     if (killed !== undefined) {
       const { pid, at } = killed;
-      const mine = load.answered.filter((a) => a.pid === pid);
+      const mine = steady.answered.filter((a) => a.pid === pid);
       victimAnswers = {
         total: mine.length,
         lastSecond: mine.filter((a) => a.at > at - 1_000).length,
@@ -207,134 +196,23 @@ async function measure(ctx: Context, binary: string, kind: Kind): Promise<Truth>
       kind,
       victimAnswers,
       events,
-      sent: load.sent,
-      ok: load.ok,
-      failed: load.failed + load.other + load.skipped,
-      errors: load.errors,
-      windowS: windowMs / 1000,
-      scrapes,
-      increase,
-      rawDelta: atEnd !== undefined && atStart !== undefined ? atEnd - atStart : undefined,
-      resets,
-      peakRate: maxValue(rates),
-      minUp,
-      maxStale,
-      maxMissing,
+      sent: steady.sent,
+      ok: steady.ok,
+      failed: steady.failed + steady.other + steady.skipped,
+      errors: steady.errors,
+      windowS: window.windowMs / 1000,
+      scrapes: window.scrapes,
+      increase: window.increase,
+      rawDelta: window.rawDelta,
+      resets: window.resets,
+      peakRate: window.peakRate.value,
+      minUp: window.minUp,
+      maxStale: window.maxStale,
+      maxMissing: window.maxMissing,
     };
   } finally {
-    await pool?.destroy();
+    await load?.destroy();
     await prometheus?.stop();
     cluster.dispose();
-  }
-}
-
-/** The latest scrape of `SERIES` (summed per scrape timestamp) that satisfies `accept`, once the last `count` all do; 20 s at most. */
-async function waitForSample(
-  prometheus: Prometheus,
-  accept: (at: number, value: number) => boolean,
-  count: number,
-  what: string,
-): Promise<{ at: number; value: number }> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const points = sumByTimestamp(await prometheus.samples(`${SERIES}[15s]`));
-    const last = points.slice(-count);
-    const found = last.at(-1);
-    if (found !== undefined && last.length === count && last.every((p) => accept(p.at, p.value))) return found;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; last samples: ${JSON.stringify(points.slice(-5))}${prometheus.tail()}`);
-    await sleep(250);
-  }
-}
-
-function sumByTimestamp(series: MatrixSeries[]): { at: number; value: number }[] {
-  const sums = new Map<number, number>();
-  for (const s of series)
-    for (const [at, value] of s.values) sums.set(Math.round(at * 1000), (sums.get(Math.round(at * 1000)) ?? 0) + Number(value));
-  return [...sums].sort(([a], [b]) => a - b).map(([at, value]) => ({ at, value }));
-}
-
-function maxValue(series: MatrixSeries[]): number {
-  let peak = Number.NEGATIVE_INFINITY;
-  for (const s of series) for (const [, value] of s.values) peak = Math.max(peak, Number(value));
-  return peak;
-}
-
-/**
- * An open-loop load: `RATE` requests a second whatever the answers take, on the keep-alive connections of a
- * pool, every `FRESH_EVERY`-th on a new connection; counts what the client got (as the integration test's).
- */
-class OpenLoad {
-  sent = 0;
-  ok = 0;
-  other = 0;
-  failed = 0;
-  skipped = 0;
-  readonly errors = new Map<string, number>();
-  /** Every 2xx: the pid that answered and when (ms since the epoch). */
-  readonly answered: { pid: number; at: number }[] = [];
-  readonly #pool: Pool;
-  readonly #port: number;
-  readonly #inFlight = new Set<Promise<void>>();
-  #running = true;
-
-  constructor(pool: Pool, port: number) {
-    this.#pool = pool;
-    this.#port = port;
-  }
-
-  async run(durationMs: number): Promise<void> {
-    const started = performance.now();
-    let issued = 0;
-    for (;;) {
-      const elapsed = performance.now() - started;
-      if (!this.#running || elapsed >= durationMs) return;
-      const due = Math.floor((elapsed / 1000) * RATE);
-      for (; issued < due; issued++) {
-        if (this.#inFlight.size >= MAX_IN_FLIGHT) this.skipped++;
-        else this.#send(issued % FRESH_EVERY === 0);
-      }
-      await sleep(5);
-    }
-  }
-
-  stop(): void {
-    this.#running = false;
-  }
-
-  async settled(): Promise<void> {
-    await Promise.all([...this.#inFlight]);
-  }
-
-  #send(fresh: boolean): void {
-    this.sent++;
-    const request = fresh ? this.#fresh() : this.#pooled();
-    const done = request.then(
-      ({ status, pid }) => {
-        if (status >= 200 && status < 300) {
-          this.ok++;
-          if (pid !== undefined) this.answered.push({ pid, at: now() });
-        } else this.other++;
-      },
-      (error: unknown) => {
-        this.failed++;
-        const message = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
-        this.errors.set(message, (this.errors.get(message) ?? 0) + 1);
-      },
-    );
-    this.#inFlight.add(done);
-    void done.finally(() => this.#inFlight.delete(done));
-  }
-
-  async #pooled(): Promise<{ status: number; pid: number | undefined }> {
-    const res = await this.#pool.request({ method: 'GET', path: '/who', headersTimeout: 20_000, bodyTimeout: 20_000 });
-    const match = /"pid":(\d+)/.exec(await res.body.text());
-    return { status: res.statusCode, pid: match === null ? undefined : Number(match[1]) };
-  }
-
-  async #fresh(): Promise<{ status: number; pid: number | undefined }> {
-    const r = await probeOnce(this.#port, '/who', 20_000);
-    if (r.error !== undefined) throw new Error(r.error.split(':')[0]);
-    return { status: r.status, pid: r.pid };
   }
 }

@@ -1,13 +1,15 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ClusterProcess, configYaml } from '../../tools/cluster-process.ts';
+import { get } from '../../tools/fresh-get.ts';
 import { isAlive } from '../../tools/proc.ts';
 
 export { byMsg } from '../../tools/cluster-process.ts';
+/** One GET on its own TCP connection, so that node:cluster hands it to the next worker. */
+export { get, type Reply } from '../../tools/fresh-get.ts';
 
 /** The `flotilla` CLI, run from source. */
 export const CLI = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
@@ -52,28 +54,6 @@ export function startCluster(t: TestContext, options: ClusterOptions = {}): Clus
   const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), env: options.env, execPath: options.execPath });
   t.after(() => cluster.kill());
   return cluster;
-}
-
-export interface Reply {
-  status: number;
-  body: string;
-}
-
-/** One GET on its own TCP connection (`Connection: close`), so that node:cluster hands it to the next worker. */
-export function get(port: number, path: string, timeoutMs = 5_000): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false, signal: AbortSignal.timeout(timeoutMs) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 /** `GET /who` → the pid of the worker that answered. */

@@ -1,7 +1,8 @@
 import { type TestContext, test } from 'node:test';
-import { Pool } from 'undici';
 import { isAlive } from '../../tools/proc.ts';
-import { type MatrixSeries, needPrometheus, type Prometheus, startPrometheus } from '../../tools/prometheus.ts';
+import { needPrometheus, startPrometheus } from '../../tools/prometheus.ts';
+import { counterWindow, windowEnd, windowStart } from '../../tools/prometheus-window.ts';
+import { SteadyLoad } from '../../tools/steady-load.ts';
 import { get, startCluster } from '../helpers/cluster.ts';
 
 /**
@@ -28,6 +29,7 @@ const BUSY_MS = 5_000;
 /** Requests sent before Prometheus starts, so that the series exists (with this value) before the window. */
 const WARM_UP = 20;
 const SERIES = 'http_requests_total{route="/pid",status="200"}';
+const ROUTE = 'http_requests_total{route="/pid"}';
 
 test('a real Prometheus sees one monotonic counter through kill -9, a rolling restart and a busy worker', {
   timeout: 180_000,
@@ -47,12 +49,10 @@ test('a real Prometheus sees one monotonic counter through kill -9, a rolling re
   if (prometheus === undefined) throw new Error('unreachable: needPrometheus said it is there');
 
   // The window starts at a scrape that saw exactly the warm-up count and was taken before the load began.
-  const start = await waitForSample(prometheus, (at, value) => value === warm && at > 0, 3, 'Prometheus to scrape the warm-up count');
-  if (start === undefined) throw new Error(`unreachable${prometheus.tail()}`);
+  const start = await windowStart(prometheus, SERIES, warm);
 
-  const pool = new Pool(`http://127.0.0.1:${appPort}`, { connections: 8, pipelining: 1 });
-  t.after(() => pool.destroy());
-  const load = new Load(pool, appPort);
+  const load = new SteadyLoad({ port: appPort, path: '/pid', rate: RATE, freshEvery: FRESH_EVERY, maxInFlight: MAX_IN_FLIGHT });
+  t.after(() => load.destroy());
   const events: string[] = [];
   const loadStart = Date.now();
   const note = (what: string) => events.push(`${((Date.now() - loadStart) / 1000).toFixed(1)} s ${what}`);
@@ -96,34 +96,22 @@ test('a real Prometheus sees one monotonic counter through kill -9, a rolling re
   }
   note(`load over: ${load.ok} × 2xx`);
 
-  // Let three more scrapes in, then end the window at the last one: by then every answer has reached the sum
-  // (a worker's snapshot is at most ~1 s old), so the end value is final too.
-  const loadEnd = Date.now();
-  await new Promise((r) => setTimeout(r, 3_500));
-  const end = await waitForSample(prometheus, (at) => at >= loadEnd + 2_500, 1, 'a scrape ~3 intervals after the load');
-  if (end === undefined) throw new Error(`unreachable${prometheus.tail()}`);
+  // End the window at a scrape ~3 intervals after the load: by then every answer has reached the sum (a
+  // worker's snapshot is at most ~1 s old), so the end value is final too. Why the window is exact: see
+  // tools/prometheus-window.ts. A client-counted 2xx the sum can miss: a killed worker's last ~1 s not yet
+  // pushed, or an answer counted but cut by its death; hence 2 %.
+  const end = await windowEnd(prometheus, SERIES, Date.now());
+  const {
+    windowMs,
+    scrapes,
+    increase,
+    rawDelta,
+    resets,
+    minUp,
+    maxMissing: missing,
+    peakRate: peak,
+  } = await counterWindow(prometheus, SERIES, ROUTE, start, end);
 
-  // Why this window is exact. `increase()` over [T - w, T] takes the last sample minus the first one inside
-  // the range (plus each value a reset starts from), then extrapolates towards the range's edges by the gap
-  // between the edge and the nearest sample. The window ends at T = the timestamp of the last scrape (no gap)
-  // and starts 1 ms before the first scrape (the one that saw exactly `warm`, taken before any load request
-  // was sent; the scrape before it falls outside): so it extrapolates by 1 ms out of ~65 s, and counts every
-  // load answer, none of the warm-up. The same two samples give the raw difference `value(T) - value(T0)`,
-  // which a reset would make smaller where `increase()` makes it larger. A client-counted 2xx the sum can
-  // miss: a killed worker's last ~1 s not yet pushed, or an answer counted but cut by its death; hence 2 %.
-  const windowMs = end.at - start.at + 1;
-  const range = `[${windowMs}ms]`;
-  const increase = await prometheus.scalar(`sum(increase(${SERIES}${range}))`, end.at);
-  const atEnd = await prometheus.scalar(`sum(${SERIES})`, end.at);
-  const atStart = await prometheus.scalar(`sum(${SERIES})`, start.at);
-  const resets = await prometheus.scalar(`sum(resets(http_requests_total{route="/pid"}${range}))`, end.at);
-  const minUp = await prometheus.scalar(`min_over_time(up${range})`, end.at);
-  const scrapes = await prometheus.scalar(`count_over_time(up${range})`, end.at);
-  const rates = await prometheus.queryRange('sum(rate(http_requests_total{route="/pid"}[5s]))', start.at + 5_000, end.at, 1);
-  const peak = maxPoint(rates);
-  const missing = await prometheus.scalar(`max_over_time(flotilla_scrape_workers_missing${range})`, end.at);
-
-  const rawDelta = atEnd !== undefined && atStart !== undefined ? atEnd - atStart : undefined;
   t.diagnostic(`timeline: ${events.join('; ')}`);
   t.diagnostic(
     `client: ${load.sent} sent (${RATE}/s offered for ${LOAD_MS / 1000} s), ${load.ok} × 2xx, ${load.other} other statuses, ` +
@@ -147,115 +135,6 @@ test('a real Prometheus sees one monotonic counter through kill -9, a rolling re
   t.assert.ok(peak.value <= 1.5 * RATE, `rate()[5s] peaked at ${peak.value.toFixed(1)}/s, over 1.5 × the ${RATE}/s offered`);
 });
 
-/**
- * The latest scrape of `SERIES` (summed over its series, per scrape timestamp) that satisfies `accept`, once
- * the last `count` scrapes exist and all satisfy it; polls for up to 20 s.
- */
-async function waitForSample(
-  prometheus: Prometheus,
-  accept: (at: number, value: number) => boolean,
-  count: number,
-  what: string,
-): Promise<{ at: number; value: number } | undefined> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const points = sumByTimestamp(await prometheus.samples(`${SERIES}[15s]`));
-    const last = points.slice(-count);
-    if (last.length === count && last.every((p) => accept(p.at, p.value))) return last.at(-1);
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}; last samples: ${JSON.stringify(points.slice(-5))}${prometheus.tail()}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-/** Raw samples of several series (from one target, so sharing scrape timestamps) → one sum per timestamp, in order; ms. */
-function sumByTimestamp(series: MatrixSeries[]): { at: number; value: number }[] {
-  const sums = new Map<number, number>();
-  for (const s of series)
-    for (const [at, value] of s.values) sums.set(Math.round(at * 1000), (sums.get(Math.round(at * 1000)) ?? 0) + Number(value));
-  return [...sums].sort(([a], [b]) => a - b).map(([at, value]) => ({ at, value }));
-}
-
-function maxPoint(series: MatrixSeries[]): { at: number; value: number } {
-  let peak = { at: 0, value: Number.NEGATIVE_INFINITY };
-  for (const s of series)
-    for (const [at, value] of s.values) if (Number(value) > peak.value) peak = { at: Math.round(at * 1000), value: Number(value) };
-  return peak;
-}
-
 function ratio(measured: number | undefined, expected: number): string {
   return measured === undefined ? 'n/a' : `${((measured / expected) * 100).toFixed(2)} %`;
-}
-
-/**
- * An open-loop load: `RATE` requests a second whatever the answers take, on keep-alive connections of a
- * pool, every `FRESH_EVERY`-th on a new connection; counts what the client got.
- */
-class Load {
-  sent = 0;
-  ok = 0;
-  other = 0;
-  failed = 0;
-  skipped = 0;
-  readonly errors = new Map<string, number>();
-  readonly #pool: Pool;
-  readonly #port: number;
-  readonly #inFlight = new Set<Promise<void>>();
-  #running = true;
-
-  constructor(pool: Pool, port: number) {
-    this.#pool = pool;
-    this.#port = port;
-  }
-
-  async run(durationMs: number): Promise<void> {
-    const started = performance.now();
-    let issued = 0;
-    for (;;) {
-      const elapsed = performance.now() - started;
-      if (!this.#running || elapsed >= durationMs) return;
-      const due = Math.floor((elapsed / 1000) * RATE);
-      for (; issued < due; issued++) {
-        if (this.#inFlight.size >= MAX_IN_FLIGHT) this.skipped++;
-        else this.#send(issued % FRESH_EVERY === 0);
-      }
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-
-  stop(): void {
-    this.#running = false;
-  }
-
-  async settled(): Promise<void> {
-    await Promise.all([...this.#inFlight]);
-  }
-
-  #send(fresh: boolean): void {
-    this.sent++;
-    const request = fresh ? this.#fresh() : this.#pooled();
-    const done = request.then(
-      (status) => {
-        if (status >= 200 && status < 300) this.ok++;
-        else this.other++;
-      },
-      (error: unknown) => {
-        this.failed++;
-        const message = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
-        this.errors.set(message, (this.errors.get(message) ?? 0) + 1);
-      },
-    );
-    this.#inFlight.add(done);
-    void done.finally(() => this.#inFlight.delete(done));
-  }
-
-  async #pooled(): Promise<number> {
-    const res = await this.#pool.request({ method: 'GET', path: '/pid', headersTimeout: 20_000, bodyTimeout: 20_000 });
-    await res.body.text();
-    return res.statusCode;
-  }
-
-  async #fresh(): Promise<number> {
-    return (await get(this.#port, '/pid', 20_000)).status;
-  }
 }
