@@ -1,6 +1,7 @@
 import { Agent, request } from 'node:http';
 import { METRIC_ROUTES, METRIC_STATUSES } from '../services/data.ts';
 import { get } from './http.ts';
+import { timeScrapes } from './scrape.ts';
 import { freePort, type Launch, ServerProcess } from './server-process.ts';
 import { median, percentile } from './stats.ts';
 
@@ -44,17 +45,7 @@ export async function scrapeWithStuckWorker(scrapes: number): Promise<StuckScrap
     const paths = Array.from({ length: METRIC_ROUTES }, (_, i) => METRIC_STATUSES.map((s) => `/m${i}?status=${s}`)).flat();
     for (let i = 0; i < 4; i++) await Promise.all(paths.map((p) => get(server.port, p)));
     await new Promise((r) => setTimeout(r, 1_500)); // both workers have pushed their series
-    const time = async () => {
-      const times: number[] = [];
-      let body = '';
-      for (let i = 0; i < scrapes; i++) {
-        const r = await get(metricsPort, '/metrics', {}, agent);
-        if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
-        times.push(r.ms);
-        body = r.body;
-      }
-      return { times, body };
-    };
+    const time = () => timeScrapes(metricsPort, agent, scrapes);
     const healthy = await time();
 
     const stuckAt = performance.now();

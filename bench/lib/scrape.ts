@@ -35,14 +35,7 @@ export async function scrapeLatency(launch: Launch, scrapes: number): Promise<Sc
     const deadline = performance.now() + 5_000;
     while (routesIn((await get(metricsPort, '/metrics', {}, agent)).body) < METRIC_ROUTES && performance.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
-    const times: number[] = [];
-    let body = '';
-    for (let i = 0; i < scrapes; i++) {
-      const r = await get(metricsPort, '/metrics', {}, agent);
-      if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
-      times.push(r.ms);
-      body = r.body;
-    }
+    const { times, body } = await timeScrapes(metricsPort, agent, scrapes);
     agent.destroy();
     return {
       scrapes,
@@ -56,6 +49,19 @@ export async function scrapeLatency(launch: Launch, scrapes: number): Promise<Sc
   } finally {
     await server.stop();
   }
+}
+
+/** `scrapes` sequential scrapes of `/metrics` over `agent`: each one's time, and the last body. */
+export async function timeScrapes(port: number, agent: Agent, scrapes: number): Promise<{ times: number[]; body: string }> {
+  const times: number[] = [];
+  let body = '';
+  for (let i = 0; i < scrapes; i++) {
+    const r = await get(port, '/metrics', {}, agent);
+    if (r.status !== 200) throw new Error(`/metrics answered ${r.status}`);
+    times.push(r.ms);
+    body = r.body;
+  }
+  return { times, body };
 }
 
 /** Distinct `route` label values of `http_requests_total` in an exposition. */
