@@ -18,3 +18,13 @@ test('requests on separate connections are served by every worker, never by the 
   // node:cluster hands connections round-robin: neither worker is starved
   for (const [pid, count] of served) t.assert.ok(count >= 10, `worker ${pid} served only ${count} of 40 requests`);
 });
+
+test('with cluster.balancing: kernel the workers accept connections themselves, never the primary', async (t: TestContext) => {
+  const cluster = startCluster(t, { config: { cluster: { balancing: 'kernel' } } });
+  const { appPort, workers } = await cluster.ready();
+  const workerPids = new Set(workers.values());
+  // the kernel picks the accepting worker: the spread is uneven by design, but only workers answer
+  for (let i = 0; i < 20; i++) t.assert.ok(workerPids.has(await who(appPort)));
+  cluster.signal('SIGTERM');
+  t.assert.strictEqual((await cluster.exit(12_000)).code, 0);
+});
