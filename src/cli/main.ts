@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import { enableCompileCache } from 'node:module';
+// a namespace import: a named one of an export this Node lacks would fail before the version check
+import * as nodeModule from 'node:module';
+import { unsupportedNode } from './node-version.ts';
 
 /**
  * The `flotilla` executable. Before loading anything else it turns on Node's
@@ -8,9 +10,15 @@ import { enableCompileCache } from 'node:module';
  * `NODE_COMPILE_CACHE`, which Node reads before loading their first module.
  * `NODE_COMPILE_CACHE=<dir>` moves the cache (default: `<tmpdir>/node-compile-cache`),
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off; a cache that cannot be used is ignored.
+ * First of all, it says in one line when this Node.js is too old.
  */
+const unsupported = unsupportedNode(process.versions.node);
+if (unsupported !== undefined) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exit(1);
+}
 try {
-  const { directory } = enableCompileCache();
+  const { directory } = nodeModule.enableCompileCache();
   // set already when the user chose the directory (Node then reports its versioned subdirectory)
   if (directory !== undefined) process.env['NODE_COMPILE_CACHE'] ??= directory;
 } catch {
