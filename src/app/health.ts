@@ -100,7 +100,14 @@ export function healthRoute(path: string, source: HealthSource): Route {
     summary: 'Health of the service',
     tags: ['health'],
     schema: {
-      response: { 200: HEALTH_SCHEMA, 503: HEALTH_SCHEMA },
+      // documented with the media type it is served with
+      response: {
+        200: { description: 'Every check passes', content: { 'application/health+json': { schema: HEALTH_SCHEMA } } },
+        503: {
+          description: 'A check fails, or the service is shutting down',
+          content: { 'application/health+json': { schema: HEALTH_SCHEMA } },
+        },
+      },
     },
     handler: async (ctx) => {
       // the reason is logged with the request id: in production it is the only place it appears

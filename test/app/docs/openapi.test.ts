@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { App } from '../../../src/app/app.ts';
 import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
 import { PROBLEM_REF } from '../../../src/app/docs/problem-schema.ts';
 import { operationIdOf, toPathTemplates } from '../../../src/app/docs/route-path.ts';
 import { paginated } from '../../../src/app/pagination.ts';
 import type { Route } from '../../../src/app/route.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
+import { sink } from '../../helpers/sink.ts';
 
 const handler = () => undefined;
 const book = { type: 'object', required: ['id', 'title'], properties: { id: { type: 'integer' }, title: { type: 'string' } } };
@@ -319,4 +321,13 @@ describe('toPathTemplates and operationIdOf', () => {
     assert.equal(operationIdOf('DELETE', '/user-groups/{group_id}/members'), 'deleteUserGroupsByGroupIdMembers');
     assert.equal(operationIdOf('get', '/'), 'getRoot');
   });
+});
+
+test('GET /health is documented with the media type it is served with', async () => {
+  const app = new App({ logging: { level: 'silent' } }, { logStream: sink(), handleSignals: false });
+  const health = app.openapi().paths['/health']?.get;
+  for (const status of ['200', '503']) assert.deepEqual(Object.keys(health?.responses[status]?.content ?? {}), ['application/health+json']);
+  const served = await app.inject({ method: 'GET', url: '/health' });
+  assert.equal(served.headers['content-type'], 'application/health+json');
+  await SwaggerParser.validate(structuredClone(app.openapi()) as never);
 });
