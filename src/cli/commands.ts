@@ -53,6 +53,8 @@ async function main(argv: readonly string[]): Promise<number> {
       const servicePath = requireService(loaded);
       const { App } = await import('../app/app.ts');
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
+      // the document alone on stdout; on stderr only what needs attention, not the App's shutdown phases
+      if (app.logger.levelVal < app.logger.levels.values['warn']!) app.logger.level = 'warn';
       await (await loadService<App>(servicePath))(app);
       process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);
       await app.close();

@@ -79,4 +79,5 @@ test('openapi prints a valid OpenAPI document of the service without listening',
   t.assert.ok(document.paths['/who']?.get !== undefined, 'GET /who is documented');
   await SwaggerParser.validate(structuredClone(document) as never);
   t.assert.doesNotMatch(run.stderr, /listening/, 'no server was started');
+  t.assert.strictEqual(run.stderr, '', 'no log line below warn on stderr');
 });
