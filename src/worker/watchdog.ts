@@ -23,9 +23,9 @@ const BEAT_MS = 250;
  * `kill -9`; it also logs where a blocked main thread is stuck.
  *
  * @example
- * startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings });
+ * startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings }, (err) => log.error({ err }));
  */
-export function startWatchdog(options: Omit<WatchdogData, 'beat'>): void {
+export function startWatchdog(options: Omit<WatchdogData, 'beat'>, onError: (error: Error) => void): void {
   const beat = new SharedArrayBuffer(8);
   const cell = new Float64Array(beat);
   cell[0] = Date.now();
@@ -36,12 +36,14 @@ export function startWatchdog(options: Omit<WatchdogData, 'beat'>): void {
   const data: WatchdogData = { ...options, beat };
   const thread = new Worker(new URL(`./watchdog-thread${ext}`, import.meta.url), {
     workerData: data,
-    // a few timers and, once per stall, an inspector session: small limits keep its RSS near 9 MB, not 14
-    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1, codeRangeSizeMb: 2, stackSizeMb: 1 },
+    // a few timers and, once per stall, an inspector session; the old generation must also hold Node's
+    // type stripping when it loads the .ts source with a cold compile cache (8 MB was not enough).
+    // A small young generation, code range and stack keep its idle RSS near 9 MB, not 14.
+    resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 1, codeRangeSizeMb: 2, stackSizeMb: 1 },
     stdout: false,
     stderr: false,
   });
-  // the watchdog never keeps the worker alive, and a failure of it must not take the worker down
+  // the watchdog never keeps the worker alive, and a failure of it must not take the worker down (only be said)
   thread.unref();
-  thread.on('error', () => {});
+  thread.on('error', onError);
 }

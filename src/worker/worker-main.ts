@@ -39,12 +39,15 @@ const send = (message: WorkerMessage, then?: () => void) => {
 };
 let shuttingDown = false;
 
-startWatchdog({
-  primaryPid: process.ppid,
-  blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
-  orphanGraceMs: config.shutdown.timeoutMs + 2_000,
-  bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
-});
+startWatchdog(
+  {
+    primaryPid: process.ppid,
+    blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
+    orphanGraceMs: config.shutdown.timeoutMs + 2_000,
+    bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
+  },
+  (error) => app.logger.error({ err: error }, 'the watchdog thread failed: no stack of a stuck event loop, no exit if the primary dies'),
+);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => app.logger.debug({ signal }, 'signal ignored: the primary drives the shutdown'));
