@@ -14,6 +14,7 @@ export { defineService, type ServiceSetup } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export { Group } from './app/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
+export { type HttpCheckOptions, httpCheck } from './app/http-check.ts';
 export {
   newPage,
   offsetOf,
@@ -29,6 +30,7 @@ export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
+export { loadConfig } from './config/load-file.ts';
 export type {
   ClusterConfig,
   CorsConfig,

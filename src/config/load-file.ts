@@ -49,6 +49,18 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
 }
 
 /**
+ * The validated config of a YAML file, defaults applied, as `flotilla start`
+ * reads it: for tests and scripts that build an App from the same file.
+ * Throws a `ConfigError` naming file, line and key of every problem.
+ *
+ * @example
+ * const app = new App(loadConfig('config/app.yaml'));
+ */
+export function loadConfig(file: string): ResolvedConfig {
+  return loadConfigFile(file).config;
+}
+
+/**
  * Parses and validates config text; `file` only names the source in problems.
  * Throws `ConfigError` for any invalid text, and nothing else. It reads no
  * file: `service` is checked only by `loadConfigFile`.

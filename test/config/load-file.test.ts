@@ -1,15 +1,15 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} interpolation syntax, on purpose
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { availableCpus } from '../../src/cluster/cpus.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
-import { loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
+import { loadConfig, loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
 
@@ -338,4 +338,16 @@ test('a service module that does not exist, is a directory or cannot be read is 
 
 test('parseConfigText reads no file: the service is checked by loadConfigFile only', () => {
   assert.equal(parseConfigText('service: ./nowhere.ts\n', 'app.yaml', {}).service, './nowhere.ts');
+});
+
+test('loadConfig gives the validated config of a file, as the CLI reads it', (t: TestContext) => {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-load-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'app.yaml'), 'serviceName: books\nport: 8080\n');
+  const config = loadConfig(join(dir, 'app.yaml'));
+  t.assert.strictEqual(config.serviceName, 'books');
+  t.assert.strictEqual(config.port, 8080);
+  t.assert.strictEqual(config.docs.path, '/docs', 'defaults applied');
+  writeFileSync(join(dir, 'bad.yaml'), 'serviceName: books\nport: eighty\n');
+  t.assert.throws(() => loadConfig(join(dir, 'bad.yaml')), /bad\.yaml:2: port: /);
 });
