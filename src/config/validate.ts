@@ -41,7 +41,10 @@ export function resolveConfig(input: unknown = {}): ResolvedConfig {
   if (typeof input === 'object' && input !== null && resolved.has(input)) return input as ResolvedConfig;
   const problems = configProblems(input);
   if (problems.length > 0) throw new ConfigError(problems);
-  return adoptResolvedConfig(merge(DEFAULTS, input as KConfig) as ResolvedConfig);
+  const config = merge(DEFAULTS, input as KConfig) as ResolvedConfig;
+  // the docs title is the service's name unless one is given: `flotilla config` shows what the docs show
+  if ((input as KConfig).docs?.title !== undefined) return adoptResolvedConfig(config);
+  return adoptResolvedConfig({ ...config, docs: { ...config.docs, title: config.serviceName } });
 }
 
 /**

@@ -66,6 +66,7 @@ test('config prints the effective config as JSON, defaults applied and secrets r
   t.assert.strictEqual(config['workers'], 2);
   t.assert.strictEqual(config['shutdown']?.['timeoutMs'], 10_000, 'defaults are filled in');
   t.assert.strictEqual(config['metrics']?.['path'], '/metrics');
+  t.assert.strictEqual(config['docs']?.['title'], 'fixture', 'the docs title shown is the one the document gets: the service name');
 });
 
 test('openapi prints a valid OpenAPI document of the service without listening', async (t: TestContext) => {

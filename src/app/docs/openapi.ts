@@ -1,4 +1,3 @@
-import { DEFAULTS } from '../../config/defaults.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { Route } from '../route.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
@@ -23,7 +22,7 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Route[]): 
   const docs = config.docs;
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
-    info: { title: docs.title === DEFAULTS.docs.title ? config.serviceName : docs.title, version: docs.version },
+    info: { title: docs.title, version: docs.version },
     paths: {},
     components: { schemas: { Problem: PROBLEM_SCHEMA, ValidationIssue: VALIDATION_ISSUE_SCHEMA } },
   };
