@@ -15,6 +15,7 @@ import { rollingRestart } from './rolling-restart.ts';
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
+import { KILL_MARGIN_MS } from './worker-process.ts';
 
 export interface PrimaryOptions {
   config: ResolvedConfig;
@@ -25,8 +26,6 @@ export interface PrimaryOptions {
   logger: Logger;
 }
 
-/** Time after the workers' own budget before the primary kills them. */
-const KILL_MARGIN_MS = 250;
 /** The service thread's heap limit without a container memory limit (with one: a worker's share). */
 const SERVICE_THREAD_HEAP_MB = 1024;
 /** A snapshot older than this many push intervals makes its process stale. */

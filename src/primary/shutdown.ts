@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { msg } from '../ipc/protocol.ts';
 import type { Supervisor } from './supervisor.ts';
+import { sendShutdown } from './worker-process.ts';
 
 /** The primary's share of the service: its schedulers and shutdown hooks, in the service thread (`service-host.ts`). */
 export interface PrimaryHost {
@@ -42,12 +42,8 @@ export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boo
   const workers = supervisor.liveWorkers;
   phase('relay', { workers: workers.length });
   for (const worker of workers) {
-    try {
-      worker.send(msg.shutdown(started + plan.budgetMs));
-    } catch (error) {
-      logger.warn({ err: error, workerPid: worker.process.pid }, 'could not relay the shutdown: killing the worker');
-      worker.process.kill('SIGKILL');
-    }
+    if (!sendShutdown(worker, started + plan.budgetMs))
+      logger.warn({ workerPid: worker.process.pid }, 'could not relay the shutdown: killed the worker');
   }
 
   phase('primary-hooks');

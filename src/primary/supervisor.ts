@@ -1,51 +1,14 @@
 import cluster, { type Worker } from 'node:cluster';
-import type { Logger } from 'pino';
-import { describeInvalid, isFlotillaMessage, isWorkerMessage, msg, type PongMessage, type WorkerMessage } from '../ipc/protocol.ts';
-import { Backoff, type BackoffPolicy } from './backoff.ts';
+import { describeInvalid, isFlotillaMessage, isWorkerMessage } from '../ipc/protocol.ts';
 import { exitReason } from './exit-reason.ts';
-import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
-import type { PrimaryMetrics } from './primary-metrics.ts';
-import { type RecyclePolicy, type RecycleReason, Recycling } from './recycling.ts';
+import type { RecycleReason } from './recycling.ts';
+import { RestartPolicy } from './restart-policy.ts';
+import { emptySlots, type Slot } from './slot.ts';
+import type { SupervisorOptions } from './supervisor-options.ts';
+import { forkWorker, retireWorker, untilListening } from './worker-process.ts';
+import { WorkerWatch } from './worker-watch.ts';
 
-export interface SupervisorOptions {
-  count: number;
-  /** The worker entry module. */
-  exec: string;
-  /** Node flags of every worker (the primary's own, plus the heap share). */
-  execArgv: readonly string[];
-  /** Who hands connections to the workers: the primary (round robin) or the kernel. */
-  balancing: 'primary' | 'kernel';
-  /** Environment of the worker in a slot (the start-up data). */
-  envFor(slot: number): Record<string, string>;
-  policy: BackoffPolicy;
-  heartbeat: HeartbeatPolicy;
-  recycle: RecyclePolicy;
-  startupTimeoutMs: number;
-  /** A retiring worker gets this long to shut down (plus a margin) before SIGKILL. */
-  shutdownBudgetMs: number;
-  logger: Logger;
-  metrics: PrimaryMetrics;
-  /** Too many early failures in the window: the primary gives up. */
-  onCrashLoop(): void;
-  /** Every message from a worker that the supervisor itself does not handle. */
-  onMessage(worker: Worker, message: WorkerMessage): void;
-  /** The first worker is listening. */
-  onFirstListening(address: { host: string; port: number }): void;
-  /** A worker process was forked (its metrics count as missing until its first snapshot). */
-  onFork(worker: Worker): void;
-  /** A worker process is gone, whatever the reason (its last metrics stay in the sums). */
-  onExit(worker: Worker): void;
-}
-
-interface Slot {
-  readonly index: number;
-  worker: Worker | undefined;
-  up: boolean;
-  upSince: number;
-  failure: string | undefined;
-  startupTimer: NodeJS.Timeout | undefined;
-  restartTimer: NodeJS.Timeout | undefined;
-}
+export type { SupervisorOptions } from './supervisor-options.ts';
 
 /**
  * Keeps `count` workers alive, in slots: forks them, counts a worker as up
@@ -58,14 +21,11 @@ interface Slot {
  */
 export class Supervisor {
   readonly #o: SupervisorOptions;
-  readonly #backoff: Backoff;
-  readonly #heartbeat: Heartbeat<Worker>;
-  readonly #recycling: Recycling<Worker>;
+  readonly #restarts: RestartPolicy;
+  readonly #watch: WorkerWatch;
   readonly #slots: Slot[];
   /** Every live worker and its slot: the slot's current worker, a replacement starting, or one retiring. */
   readonly #owners = new Map<Worker, Slot>();
-  /** Replacements started by `replace()`, until they listen or exit. */
-  readonly #starting = new Map<Worker, (listening: boolean) => void>();
   readonly #retiring = new Set<Worker>();
   /** Graceful replacements run one at a time (rolling restart, recycling). */
   #replacing: Promise<unknown> = Promise.resolve();
@@ -77,25 +37,19 @@ export class Supervisor {
 
   constructor(options: SupervisorOptions) {
     this.#o = options;
-    this.#backoff = new Backoff(options.policy);
-    this.#recycling = new Recycling(options.recycle);
-    this.#heartbeat = new Heartbeat(options.heartbeat, {
-      ping: (worker, seq) => worker.send(msg.ping(seq)),
-      stuck: (worker, silentMs) => this.#stuck(worker, silentMs),
-      age: (worker, silentMs) => {
+    this.#restarts = new RestartPolicy(options.policy, options.logger, options.metrics, () => options.onCrashLoop());
+    this.#watch = new WorkerWatch({
+      heartbeat: options.heartbeat,
+      recycle: options.recycle,
+      metrics: options.metrics,
+      slotOf: (worker) => {
         const slot = this.#owners.get(worker);
-        if (slot !== undefined) options.metrics.heartbeatAge(slot.index, silentMs);
+        return slot?.worker === worker ? slot.index : undefined;
       },
+      stuck: (worker, silentMs) => this.#stuck(worker, silentMs),
+      outgrown: (worker, reason, details) => this.#recycle(worker, reason, details),
     });
-    this.#slots = Array.from({ length: options.count }, (_, index) => ({
-      index,
-      worker: undefined,
-      up: false,
-      upSince: 0,
-      failure: undefined,
-      startupTimer: undefined,
-      restartTimer: undefined,
-    }));
+    this.#slots = emptySlots(options.count);
   }
 
   start(): void {
@@ -103,7 +57,7 @@ export class Supervisor {
     cluster.setupPrimary({ exec: this.#o.exec, execArgv: [...this.#o.execArgv] });
     cluster.on('message', (worker, message: unknown) => this.#onMessage(worker, message));
     this.#o.metrics.workersDesired.set(this.#o.count);
-    this.#heartbeat.start();
+    this.#watch.start();
     for (const slot of this.#slots) this.#fork(slot);
   }
 
@@ -131,7 +85,7 @@ export class Supervisor {
 
   stopRestarting(): void {
     this.#restarting = false;
-    this.#heartbeat.stop();
+    this.#watch.stop();
     for (const slot of this.#slots) {
       clearTimeout(slot.restartTimer);
       slot.restartTimer = undefined;
@@ -154,14 +108,7 @@ export class Supervisor {
     const old = slot.worker;
     const fresh = this.#spawn(slot);
     if (fresh === undefined) return false;
-    const listening = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), this.#o.startupTimeoutMs);
-      this.#starting.set(fresh, (ok) => {
-        clearTimeout(timer);
-        resolve(ok);
-      });
-    });
-    this.#starting.delete(fresh);
+    const listening = await untilListening(fresh, this.#o.startupTimeoutMs);
     if (!listening || !this.#restarting) {
       this.#o.logger.error({ slot: index, workerPid: fresh.process.pid }, 'replacement worker did not come up: keeping the old one');
       fresh.process.kill('SIGKILL');
@@ -182,39 +129,25 @@ export class Supervisor {
 
   /** A worker's process, owned by `slot`; undefined when it could not be forked (counted and retried). */
   #spawn(slot: Slot): Worker | undefined {
-    let worker: Worker;
-    try {
-      worker = cluster.fork(this.#o.envFor(slot.index));
-    } catch (error) {
-      // synchronous spawn errors (E2BIG, say); EACCES, EAGAIN, ENOENT… come as an 'error' event below
-      this.#forkFailed(slot, undefined, error);
-      return undefined;
-    }
+    // a synchronous fork failure calls forkFailed before the assignment: `worker` is still undefined then
+    let worker: Worker | undefined;
+    worker = forkWorker(this.#o.envFor(slot.index), {
+      exit: (code, signal) => this.#onExit(slot, worker as Worker, code, signal),
+      forkFailed: (error) => this.#forkFailed(slot, worker, error),
+      channelError: (err) => this.#o.logger.warn({ err, slot: slot.index, workerPid: worker?.process.pid }, 'worker channel error'),
+    });
+    if (worker === undefined) return undefined;
     this.#owners.set(worker, slot);
     this.#o.onFork(worker);
-    worker.once('exit', (code, signal) => this.#onExit(slot, worker, code, signal));
-    worker.on('error', (error) => {
-      // a process that never started has no pid and emits no 'exit'
-      if (worker.process.pid === undefined) this.#forkFailed(slot, worker, error);
-      else this.#o.logger.warn({ err: error, slot: slot.index, workerPid: worker.process.pid }, 'worker channel error');
-    });
     return worker;
   }
 
-  /** Shuts an old worker down gracefully; SIGKILL once its budget (plus a margin) is spent. */
+  /** Shuts an old worker down gracefully (see `retireWorker`); its exit is then no failure. */
   async #retire(worker: Worker): Promise<void> {
     if (worker.isDead()) return;
     this.#retiring.add(worker);
-    this.#heartbeat.unwatch(worker);
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    try {
-      worker.send(msg.shutdown(Date.now() + this.#o.shutdownBudgetMs));
-    } catch {
-      worker.process.kill('SIGKILL');
-    }
-    const timer = setTimeout(() => worker.process.kill('SIGKILL'), this.#o.shutdownBudgetMs + 250);
-    await exited;
-    clearTimeout(timer);
+    this.#watch.unwatch(worker);
+    await retireWorker(worker, this.#o.shutdownBudgetMs);
   }
 
   #fork(slot: Slot): void {
@@ -238,7 +171,7 @@ export class Supervisor {
     slot.up = true;
     slot.upSince = Date.now();
     slot.failure = undefined;
-    this.#heartbeat.watch(worker);
+    this.#watch.watch(worker);
     this.#o.metrics.workersUp.set(this.upWorkers.length);
     this.#o.logger.info({ slot: slot.index, workerPid: worker.process.pid, address }, 'worker listening');
   }
@@ -252,10 +185,9 @@ export class Supervisor {
     const slot = this.#owners.get(worker);
     switch (message.type) {
       case 'flotilla:pong':
-        this.#onPong(worker, message);
+        this.#watch.answered(worker, message, this.#restarting && slot?.up === true);
         return;
       case 'flotilla:listening':
-        this.#starting.get(worker)?.(true);
         if (slot?.worker === worker) {
           clearTimeout(slot.startupTimer);
           this.#markUp(slot, worker, message.address);
@@ -279,26 +211,12 @@ export class Supervisor {
     this.#o.onMessage(worker, message);
   }
 
-  #onPong(worker: Worker, pong: PongMessage): void {
-    this.#heartbeat.answered(worker);
-    const slot = this.#owners.get(worker);
-    if (slot?.worker !== worker) return;
-    this.#o.metrics.observeWorker(slot.index, {
-      elu: pong.elu,
-      delayP50Ms: pong.delayP50Ms,
-      delayP99Ms: pong.delayP99Ms,
-      delayMaxMs: pong.delayMaxMs,
-      rssBytes: pong.rss,
-    });
-    const reason = this.#restarting && slot.up ? this.#recycling.check(worker, pong) : undefined;
-    if (reason !== undefined) this.#recycle(slot, worker, reason, pong);
-  }
-
   /** Replaces a healthy worker that outgrew its budget, gracefully (the same path as a rolling restart). */
-  #recycle(slot: Slot, worker: Worker, reason: RecycleReason, pong: PongMessage): void {
-    const limits = { maxMemoryMB: this.#o.recycle.maxMemoryMB, requestLimit: this.#recycling.limitOf(worker) };
+  #recycle(worker: Worker, reason: RecycleReason, details: Record<string, number>): void {
+    const slot = this.#owners.get(worker);
+    if (slot === undefined) return;
     this.#o.logger.warn(
-      { slot: slot.index, workerPid: worker.process.pid, reason, rss: pong.rss, requests: pong.requests, ...limits },
+      { slot: slot.index, workerPid: worker.process.pid, reason, ...details },
       'recycling a worker: its replacement listens first',
     );
     this.#o.metrics.restarts.inc({ reason });
@@ -312,63 +230,44 @@ export class Supervisor {
   #stuck(worker: Worker, silentMs: number): void {
     const slot = this.#owners.get(worker);
     if (slot?.worker !== worker || !this.#restarting) return;
-    const workerPid = worker.process.pid;
-    this.#o.logger.error(
-      { slot: slot.index, workerPid, silentMs, reason: 'heartbeat-timeout' },
-      'worker stopped answering heartbeats (event loop stuck): starting a replacement, then killing it',
-    );
-    this.#o.metrics.restarts.inc({ reason: 'heartbeat-timeout' });
-    const { crashLoop } = this.#backoff.fail(Date.now(), Date.now() - slot.upSince);
+    const upForMs = Date.now() - slot.upSince;
     this.#retiring.add(worker);
-    slot.worker = undefined;
-    slot.up = false;
-    this.#o.metrics.workersUp.set(this.upWorkers.length);
-    if (crashLoop) this.#giveUp(slot, { workerPid, reason: 'heartbeat-timeout' });
-    else this.#fork(slot);
+    this.#vacate(slot);
+    const fields = { workerPid: worker.process.pid, silentMs };
+    const message = 'worker stopped answering heartbeats (event loop stuck): starting a replacement, then killing it';
+    const failure = { slot: slot.index, reason: 'heartbeat-timeout', upForMs, level: 'error', message, fields, now: true } as const;
+    if (this.#restarts.failed(failure) !== undefined) this.#fork(slot);
     worker.process.kill('SIGKILL');
   }
 
   #forkFailed(slot: Slot, worker: Worker | undefined, error: unknown): void {
     if (worker !== undefined) this.#owners.delete(worker);
-    this.#starting.get(worker as Worker)?.(false);
-    if (slot.worker === worker) {
-      clearTimeout(slot.startupTimer);
-      slot.worker = undefined;
-      slot.up = false;
-    }
+    if (slot.worker === worker) this.#vacate(slot);
     if (slot.worker !== undefined || !this.#restarting) {
       this.#checkAllExited();
       return;
     }
     // while other workers serve, a fork failure (a full pids cgroup, say) is retried for as long as it lasts
-    const serving = this.upWorkers.length > 0;
-    const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), serving ? Number.POSITIVE_INFINITY : 0);
-    const code = (error as NodeJS.ErrnoException)?.code;
-    if (crashLoop) {
-      this.#giveUp(slot, { reason: 'fork-failed', code });
-      return;
-    }
-    this.#o.metrics.restarts.inc({ reason: 'fork-failed' });
-    this.#o.logger.error({ err: error, slot: slot.index, code, reason: 'fork-failed', delayMs }, 'could not fork a worker: retrying');
-    slot.restartTimer = setTimeout(() => this.#fork(slot), delayMs);
+    const upForMs = this.upWorkers.length > 0 ? Number.POSITIVE_INFINITY : 0;
+    const fields = { err: error, code: (error as NodeJS.ErrnoException)?.code };
+    const message = 'could not fork a worker: retrying';
+    this.#restartLater(slot, this.#restarts.failed({ slot: slot.index, reason: 'fork-failed', upForMs, level: 'error', message, fields }));
   }
 
   #onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
     this.#owners.delete(worker);
-    this.#heartbeat.unwatch(worker);
+    this.#watch.unwatch(worker);
     this.#o.onExit(worker);
     const workerPid = worker.process.pid;
-    if (this.#retiring.delete(worker) || this.#starting.has(worker) || slot.worker !== worker) {
-      this.#starting.get(worker)?.(false);
+    // a retiring worker, or a replacement that exits before it took the slot: no failure of the slot
+    if (this.#retiring.delete(worker) || slot.worker !== worker) {
       this.#o.logger.info({ slot: slot.index, workerPid, code, signal }, 'worker retired');
       this.#checkAllExited();
       return;
     }
-    clearTimeout(slot.startupTimer);
     const wasUp = slot.up;
-    slot.worker = undefined;
-    slot.up = false;
-    this.#o.metrics.workersUp.set(this.upWorkers.length);
+    const upForMs = wasUp ? Date.now() - slot.upSince : 0;
+    this.#vacate(slot);
     this.#o.metrics.forgetWorker(slot.index);
     if (!this.#restarting) {
       if (code !== 0) this.uncleanExits++;
@@ -377,22 +276,21 @@ export class Supervisor {
       return;
     }
     const { reason, likelyCause } = exitReason({ failure: slot.failure, code, signal, wasUp });
-    const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), wasUp ? Date.now() - slot.upSince : 0);
-    if (crashLoop) {
-      this.#giveUp(slot, { workerPid, code, signal, reason });
-      return;
-    }
-    this.#o.metrics.restarts.inc({ reason });
-    this.#o.logger.warn(
-      { slot: slot.index, workerPid, code, signal, reason, likelyCause, delayMs },
-      'worker exited unexpectedly: replacing it',
-    );
-    slot.restartTimer = setTimeout(() => this.#fork(slot), delayMs);
+    const fields = { workerPid, code, signal, likelyCause };
+    const message = 'worker exited unexpectedly: replacing it';
+    this.#restartLater(slot, this.#restarts.failed({ slot: slot.index, reason, upForMs, level: 'warn', message, fields }));
   }
 
-  #giveUp(slot: Slot, fields: Record<string, unknown>): void {
-    this.#o.logger.fatal({ slot: slot.index, ...fields }, 'workers keep failing early: giving up (crash loop)');
-    this.#o.onCrashLoop();
+  /** The slot has no worker any more. */
+  #vacate(slot: Slot): void {
+    clearTimeout(slot.startupTimer);
+    slot.worker = undefined;
+    slot.up = false;
+    this.#o.metrics.workersUp.set(this.upWorkers.length);
+  }
+
+  #restartLater(slot: Slot, delayMs: number | undefined): void {
+    if (delayMs !== undefined) slot.restartTimer = setTimeout(() => this.#fork(slot), delayMs);
   }
 
   #checkAllExited(): void {

@@ -1,0 +1,84 @@
+import cluster, { type Worker } from 'node:cluster';
+import { isWorkerMessage, msg } from '../ipc/protocol.ts';
+
+/** Time after a retiring worker's budget before it is killed. */
+export const KILL_MARGIN_MS = 250;
+
+export interface ForkHandlers {
+  exit(code: number | null, signal: string | null): void;
+  /** The process never started: a synchronous spawn error (E2BIG), or an `'error'` with no pid (EACCES, EAGAIN…), which no `'exit'` follows. */
+  forkFailed(error: unknown): void;
+  /** An error of a running worker's IPC channel. */
+  channelError(error: Error): void;
+}
+
+/**
+ * `cluster.fork`, with the two ways a fork fails (a throw, or an `'error'`
+ * event of a process that has no pid and will never exit) turned into one
+ * `forkFailed` call. Returns the worker, or undefined when it threw.
+ *
+ * @example
+ * const worker = forkWorker(env, { exit: onExit, forkFailed: retryLater, channelError: log });
+ */
+export function forkWorker(env: Record<string, string>, on: ForkHandlers): Worker | undefined {
+  let worker: Worker;
+  try {
+    worker = cluster.fork(env);
+  } catch (error) {
+    on.forkFailed(error);
+    return undefined;
+  }
+  worker.once('exit', (code, signal) => on.exit(code, signal));
+  worker.on('error', (error) => (worker.process.pid === undefined ? on.forkFailed(error) : on.channelError(error)));
+  return worker;
+}
+
+/**
+ * Resolves `true` once the worker says it listens, `false` if it exits, was
+ * never started, or `timeoutMs` passes first.
+ *
+ * @example
+ * if (!(await untilListening(fresh, 10_000))) fresh.process.kill('SIGKILL');
+ */
+export function untilListening(worker: Worker, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage).off('exit', gone).off('error', onError);
+      resolve(ok);
+    };
+    const onMessage = (message: unknown) => {
+      if (isWorkerMessage(message) && message.type === 'flotilla:listening') done(true);
+    };
+    const gone = () => done(false);
+    const onError = () => {
+      if (worker.process.pid === undefined) done(false);
+    };
+    const timer = setTimeout(gone, timeoutMs);
+    worker.on('message', onMessage).once('exit', gone).on('error', onError);
+  });
+}
+
+/**
+ * Relays the shutdown (its budget ends at `deadline`, epoch ms); a worker that
+ * cannot be told is killed, and false is returned.
+ */
+export function sendShutdown(worker: Worker, deadline: number): boolean {
+  try {
+    worker.send(msg.shutdown(deadline));
+    return true;
+  } catch {
+    worker.process.kill('SIGKILL');
+    return false;
+  }
+}
+
+/** Shuts one worker down gracefully; SIGKILL once its budget (plus a margin) is spent. Resolves at its exit. */
+export async function retireWorker(worker: Worker, budgetMs: number): Promise<void> {
+  if (worker.isDead()) return;
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  sendShutdown(worker, Date.now() + budgetMs);
+  const timer = setTimeout(() => worker.process.kill('SIGKILL'), budgetMs + KILL_MARGIN_MS);
+  await exited;
+  clearTimeout(timer);
+}
