@@ -5,6 +5,7 @@ import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
@@ -124,6 +125,11 @@ export class App implements Registrar {
   }
 
   /** The OpenTelemetry tracer: the one set with `setTracer`, else `trace.getTracer(serviceName)`. Never undefined. */
+  /** The config's `settings`: validated, with the schema's defaults, once a `defineService({ settings, setup })` setup ran. */
+  get settings(): Settings {
+    return settingsOf(this, this.config);
+  }
+
   get tracer(): Tracer {
     return this.#tracer;
   }

@@ -1,21 +1,53 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { adoptSettings, checkSettings } from '../config/settings.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { App } from './app.ts';
 
-/** A service's setup function: registers routes, checkers, hooks and schedulers on the App it is given. */
-export type ServiceSetup = (app: App) => void | Promise<void>;
+/**
+ * A service's setup function: registers routes, checkers, hooks and schedulers
+ * on the App it is given. `settingsSchema` is the JSON Schema of the config's
+ * `settings` when the service declared one (`defineService({ settings, setup })`).
+ */
+export type ServiceSetup = ((app: App) => void | Promise<void>) & { readonly settingsSchema?: object };
+
+/** The App a setup with declared settings receives: `app.settings` typed from the schema. */
+export type ServiceApp<S> = App & { readonly settings: S };
+
+/** A service with its own settings: their JSON Schema, and the setup that reads them as `app.settings`. */
+export interface ServiceDefinition<S extends JSONSchema> {
+  /** The JSON Schema of the config's top-level `settings` key; `writeOnly: true` or `secret: true` marks a secret. */
+  settings: S;
+  setup(app: ServiceApp<FromSchema<S>>): void | Promise<void>;
+}
 
 /**
  * Types a service module's default export. In cluster mode the setup runs in
  * every worker (`app.role === 'worker'`) and once in the primary
  * (`app.role === 'primary'`, where only schedulers and shutdown hooks take effect).
+ * With a `settings` schema, the config's `settings` are validated before the
+ * setup runs (`file:line: settings.…` problems, exit 2) and read as `app.settings`.
  *
  * @example
  * export default defineService((app) => {
  *   app.registerController(new BooksController());
- *   app.registerScheduler(new CronScheduler([{ name: 'report', cron: '0 * * * *', run: report }]));
  * });
+ *
+ * export default defineService({
+ *   settings: { type: 'object', properties: { databaseUrl: { type: 'string', writeOnly: true } }, required: ['databaseUrl'] },
+ *   setup(app) { connect(app.settings.databaseUrl) }, // a string, typed from the schema
+ * } as const);
  */
-export function defineService(setup: ServiceSetup): ServiceSetup {
-  if (typeof setup !== 'function') throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(setup) });
-  return setup;
+export function defineService(setup: (app: App) => void | Promise<void>): ServiceSetup;
+export function defineService<const S extends JSONSchema>(definition: ServiceDefinition<S>): ServiceSetup;
+export function defineService(definition: unknown): ServiceSetup {
+  if (typeof definition === 'function') return definition as ServiceSetup;
+  const { settings: schema, setup } = (definition ?? {}) as Partial<ServiceDefinition<JSONSchema>>;
+  if (typeof setup !== 'function' || typeof schema !== 'object' || schema === null) {
+    throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(definition) });
+  }
+  const withSettings = (app: App) => {
+    adoptSettings(app, checkSettings(schema, app.config.settings));
+    return setup(app as ServiceApp<never>);
+  };
+  return Object.assign(withSettings, { settingsSchema: schema });
 }

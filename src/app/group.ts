@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { createError } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -40,6 +41,10 @@ export class Group implements Registrar {
 
   get config(): ResolvedConfig {
     return this.#root.config;
+  }
+
+  get settings(): Settings {
+    return this.#root.settings;
   }
 
   get logger(): Logger {

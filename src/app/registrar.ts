@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { HealthChecker } from './health.ts';
@@ -21,6 +22,8 @@ export type AppRole = 'standalone' | 'primary' | 'worker';
  */
 export interface Registrar {
   readonly config: ResolvedConfig;
+  /** The config's `settings`, validated by the service's schema and with its defaults once its setup runs (`defineService`). */
+  readonly settings: Settings;
   readonly logger: Logger;
   /** The prom-client registry the service's own metrics go in. */
   readonly registry: Registry;

@@ -8,6 +8,8 @@ export const WORKER_ENV = 'FLOTILLA_WORKER';
 export interface WorkerStart {
   config: ResolvedConfig;
   servicePath: string;
+  /** The config file as the command line named it: problems the service finds in `settings` are located in it. */
+  configFile?: string;
   /** Stable index of the worker's slot (0..workers-1), kept across restarts. */
   slot: number;
 }

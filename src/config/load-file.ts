@@ -99,6 +99,29 @@ function checkConfigText(text: string, file: string, env: NodeJS.ProcessEnv, ext
   return resolveConfig(value);
 }
 
+/**
+ * Problems found beyond the file's own validation (the service's `settings`,
+ * checked against the schema its module declares), located in the config
+ * file they came from: a `ConfigError` naming file, line and key of each.
+ * Read again, the file may have changed since: a problem whose key is gone
+ * points at the nearest parent that is still there.
+ *
+ * @example
+ * locateProblems('config/app.yaml', error.problems).message; // 'invalid configuration:\n  - config/app.yaml:9: settings.pool: must be integer'
+ */
+export function locateProblems(file: string, problems: readonly ConfigProblem[], env: NodeJS.ProcessEnv = process.env): ConfigError {
+  let text: string;
+  try {
+    text = readConfigText(file);
+  } catch {
+    return new ConfigError(problems.map((p) => ({ ...p, file })));
+  }
+  const { doc, lineCounter } = readYaml(text, env);
+  const line = (p: ConfigProblem) => Math.max(1, lineCounter.linePos(offsetOfPath(doc, p.path)).line);
+  const located = problems.map((p) => ({ ...p, file, line: line(p) }));
+  return new ConfigError(located.sort((a, b) => a.line - b.line));
+}
+
 /** Reads a file as UTF-8, refusing more than `MAX_CONFIG_BYTES`; throws `ConfigError`. */
 function readConfigText(file: string): string {
   let fd: number;

@@ -159,6 +159,11 @@ export const CONFIG_SCHEMA = object(
       {
         level: choice(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info', description: 'Log level.' }),
         requests: bool({ default: true, description: 'One log line per request.' }),
+        pretty: bool({
+          default: false,
+          description:
+            'Human-readable colored lines instead of JSON, for development (`flotilla dev` turns it on); needs the `pino-pretty` package.',
+        }),
       },
     ),
     health: object(
@@ -211,6 +216,11 @@ export const CONFIG_SCHEMA = object(
         'Cluster mode: number of workers, or `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota).',
     },
     service: text({ description: "Cluster mode: path of the service's setup module, relative to the YAML file." }),
+    settings: {
+      type: 'object',
+      description:
+        "The service's own settings, validated by the JSON Schema its module declares (`defineService({ settings, setup })`) and read as `app.settings`; an error without one.",
+    },
     cluster: object(
       { default: present, description: 'Cluster mode: how the primary supervises its workers.' },
       {

@@ -81,8 +81,7 @@ export const FAST_RESTART_FAILURES = 10;
  * configProblems({ workers: 64 }, { cpus: 2 }); // [{ key: 'workers', message: 'is more than 4 × the 2 CPUs available …' }]
  */
 export function configProblems(input: unknown, host: ValidationHost = {}): ConfigProblem[] {
-  const check = schemaCheck();
-  const problems = check(input) ? [] : leaves(check.errors ?? []).map(toProblem);
+  const problems = schemaProblems(schemaCheck(), input);
   // a key the schema refused gets no cross-field problem too
   const refused = new Set(problems.map((p) => p.key));
   try {
@@ -212,6 +211,19 @@ function isServerUrl(url: string): boolean {
 }
 
 /**
+ * What a compiled schema finds wrong with `input`, one problem per leaf error, its path under `prefix`
+ * (the service's settings are checked under `['settings']`).
+ */
+export function schemaProblems(check: ValidateFunction, input: unknown, prefix: readonly (string | number)[] = []): ConfigProblem[] {
+  if (check(input)) return [];
+  return leaves(check.errors ?? []).map((e) => {
+    const p = toProblem(e);
+    const path = [...prefix, ...p.path];
+    return { ...p, key: keyOf(path), path };
+  });
+}
+
+/**
  * `oneOf`/`anyOf` report their branches' errors too; keep the one that says
  * what was expected. Linear in the number of errors (a file with thousands of
  * unknown keys must not take quadratic time).
@@ -269,7 +281,8 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function deepFreeze<T>(v: T): T {
+/** Freezes a value and everything in it. */
+export function deepFreeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
     for (const inner of Object.values(v)) deepFreeze(inner);
     Object.freeze(v);

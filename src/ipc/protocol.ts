@@ -79,7 +79,8 @@ export interface BootFailedMessage {
   v: V;
   type: 'flotilla:boot-failed';
   pid: number;
-  kind: 'service' | 'address-in-use';
+  /** `config`: the service refused the config's `settings` (the message lists the problems, located in the file). */
+  kind: 'service' | 'address-in-use' | 'config';
   message: string;
 }
 /** Worker → primary: about to exit because of an uncaught exception. */
@@ -186,7 +187,8 @@ const metrics = (x: unknown) => {
 
 const seq = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 0 ? undefined : 'must be a non-negative integer');
 const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? undefined : 'must be a finite number >= 0');
-const kind = (x: unknown) => (x === 'service' || x === 'address-in-use' ? undefined : "must be 'service' or 'address-in-use'");
+const kind = (x: unknown) =>
+  x === 'service' || x === 'address-in-use' || x === 'config' ? undefined : "must be 'service', 'address-in-use' or 'config'";
 
 const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:listening': { pid, address },

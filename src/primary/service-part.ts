@@ -8,6 +8,7 @@ import { createLogger } from '../app/logger.ts';
 import type { Registrar } from '../app/registrar.ts';
 import type { Controller, Middleware, Module, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
+import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -45,6 +46,10 @@ export class ServicePart implements Registrar {
     this.config = config;
     this.logger = createLogger(config, undefined, logBindings);
     this.#tracer = trace.getTracer(config.serviceName);
+  }
+
+  get settings(): Settings {
+    return settingsOf(this, this.config);
   }
 
   get tracer(): Tracer {

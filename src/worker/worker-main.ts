@@ -3,6 +3,8 @@ import { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { locateProblems } from '../config/load-file.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
@@ -117,6 +119,9 @@ async function boot(): Promise<void> {
   try {
     await (await loadService<App>(start.servicePath))(app);
   } catch (error) {
+    if (error instanceof ConfigError && start.configFile !== undefined) {
+      return bootFailed('config', locateProblems(start.configFile, error.problems).message, error);
+    }
     return bootFailed('service', describeServiceError(error, start.servicePath), error);
   }
   const listening = app.listen();

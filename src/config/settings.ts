@@ -1,0 +1,102 @@
+import { Ajv } from 'ajv';
+import { addFormats } from '../utils/ajv-formats.ts';
+import { isRecord } from '../utils/is-record.ts';
+import { ConfigError } from './config-error.ts';
+import { REDACTED } from './redact.ts';
+import { deepFreeze, schemaProblems } from './validate.ts';
+
+/**
+ * The service's own settings: the top-level `settings` key of the config,
+ * validated by the JSON Schema the service declares with
+ * `defineService({ settings, setup })` (src/app/define-service.ts). A key
+ * whose schema says `writeOnly: true` or `secret: true` is a secret:
+ * `flotilla config` prints it redacted.
+ */
+
+/** Settings as the setup reads them: validated, defaults applied, frozen. */
+export type Settings = Readonly<Record<string, unknown>>;
+
+const EMPTY: Settings = Object.freeze({});
+
+let ajv: Ajv | undefined;
+const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
+
+/** Same options as request validation (src/app/validation.ts), plus the `secret` annotation. */
+function compile(schema: object) {
+  let check = compiled.get(schema);
+  if (check === undefined) {
+    ajv ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, useDefaults: true, keywords: ['secret'] });
+    addFormats(ajv);
+    check = ajv.compile(schema);
+    compiled.set(schema, check);
+  }
+  return check;
+}
+
+/**
+ * Validates `input` (the config's `settings`, absent counting as `{}`) against
+ * the service's schema; returns a frozen copy with the schema's defaults
+ * applied. Throws a `ConfigError` listing every problem under `settings.…`.
+ *
+ * @example
+ * checkSettings({ type: 'object', properties: { pool: { type: 'integer', default: 10 } } }, undefined); // { pool: 10 }
+ */
+export function checkSettings(schema: object, input: unknown): Settings {
+  const value = structuredClone(input ?? {});
+  const problems = schemaProblems(compile(schema), value, ['settings']);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(value) as Settings;
+}
+
+/** The problem of a config with `settings` whose service declares no schema for them. */
+export function undeclaredSettings(): ConfigError {
+  return new ConfigError([
+    {
+      key: 'settings',
+      path: ['settings'],
+      message: 'the service declares no settings schema: declare one with defineService({ settings: schema, setup })',
+    },
+  ]);
+}
+
+const adopted = new WeakMap<object, Settings>();
+
+/** Records the validated settings of a registrar (the App or the primary's service part) for `settingsOf`. */
+export function adoptSettings(owner: object, settings: Settings): void {
+  adopted.set(owner, settings);
+}
+
+/** A registrar's settings: the validated ones once the service's setup adopted them, else the config's as given. */
+export function settingsOf(owner: object, config: { readonly settings?: unknown }): Settings {
+  return adopted.get(owner) ?? (isRecord(config.settings) ? (config.settings as Settings) : EMPTY);
+}
+
+/**
+ * A copy of `value` with every value whose schema is marked `writeOnly: true`
+ * or `secret: true` replaced by `"[redacted]"`, following `properties`,
+ * `additionalProperties`, `patternProperties`, `items` and the branches of
+ * `allOf`/`anyOf`/`oneOf`.
+ *
+ * @example
+ * redactSettings({ properties: { password: { type: 'string', writeOnly: true } } }, { password: 'x' }); // { password: '[redacted]' }
+ */
+export function redactSettings(schema: unknown, value: unknown): unknown {
+  if (!isRecord(schema)) return value;
+  if (schema['writeOnly'] === true || schema['secret'] === true) return value === undefined ? value : REDACTED;
+  let out = value;
+  for (const branch of ['allOf', 'anyOf', 'oneOf'] as const) {
+    const list = schema[branch];
+    if (Array.isArray(list)) for (const sub of list) out = redactSettings(sub, out);
+  }
+  if (Array.isArray(out)) return out.map((item) => redactSettings(schema['items'], item));
+  if (!isRecord(out)) return out;
+  const properties = isRecord(schema['properties']) ? schema['properties'] : {};
+  const patterns = isRecord(schema['patternProperties']) ? Object.entries(schema['patternProperties']) : [];
+  const copy: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(out)) {
+    const pattern = patterns.find(([source]) => new RegExp(source, 'u').test(key));
+    const sub = Object.hasOwn(properties, key) ? properties[key] : pattern !== undefined ? pattern[1] : schema['additionalProperties'];
+    copy[key] = redactSettings(sub, inner);
+  }
+  return copy;
+}
