@@ -170,9 +170,11 @@ export class App implements Registrar {
    * Runs the shutdown sequence (health 503, stop accepting, finish in-flight, hooks in order, exit the server)
    * within `shutdown.timeoutMs`, or by `deadline` (epoch milliseconds) when that comes first: a cluster
    * worker passes the primary's, so the budget counts from the signal, not from the relayed message.
+   * `stayReady`: `/health` keeps answering as before and there is no drain delay, for an App that leaves
+   * while others go on serving (a cluster worker retired by a rolling restart).
    */
-  close(options: { deadline?: number | undefined } = {}): Promise<void> {
-    return this.#lifecycle.close(options.deadline);
+  close(options: { deadline?: number | undefined; stayReady?: boolean } = {}): Promise<void> {
+    return this.#lifecycle.close(options.deadline, options.stayReady === true);
   }
 
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */

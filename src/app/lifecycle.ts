@@ -107,15 +107,19 @@ export class Lifecycle {
     await this.#closed.promise;
   }
 
-  close(deadline?: number): Promise<void> {
+  close(deadline?: number, stayReady = false): Promise<void> {
     // a close() during startup lets the start finish (or fail), then shuts down: listen() and ready() always settle
     const settled = this.#state === 'starting' ? this.#ready.promise.then(noop, noop) : undefined;
-    this.#closing ??= settled === undefined ? this.#shutdown(deadline) : settled.then(() => this.#shutdown(deadline));
+    const shutdown = () => this.#shutdown(deadline, stayReady);
+    this.#closing ??= settled === undefined ? shutdown() : settled.then(shutdown);
     return this.#closing;
   }
 
-  /** The sequence, within `shutdown.timeoutMs` or until `deadline` (epoch ms), whichever ends first. */
-  async #shutdown(deadline: number | undefined): Promise<void> {
+  /**
+   * The sequence, within `shutdown.timeoutMs` or until `deadline` (epoch ms), whichever ends first.
+   * `stayReady`: no health 503 and no drain delay (others go on serving: see `App.close`).
+   */
+  async #shutdown(deadline: number | undefined, stayReady: boolean): Promise<void> {
     this.#state = 'closing';
     this.#shutdownStarted = performance.now();
     const { config, logger } = this.#parts;
@@ -128,9 +132,9 @@ export class Lifecycle {
       hooks: this.#parts.hooks,
       deadline: this.#parts.deadline,
       budgetMs,
-      drainDelayMs: config.shutdown.drainDelayMs,
+      drainDelayMs: stayReady ? 0 : config.shutdown.drainDelayMs,
       startDraining: () => {
-        this.#draining = true;
+        this.#draining = !stayReady;
       },
     });
     if (this.#metricsServer !== undefined) {

@@ -90,11 +90,16 @@ export interface FatalMessage {
   pid: number;
   message: string;
 }
-/** Primary → worker: shut down; the budget ends at `deadline` (epoch ms). */
+/**
+ * Primary → worker: shut down; the budget ends at `deadline` (epoch ms). `retire`: only this worker
+ * leaves (its replacement already serves, or the cluster shrinks): it stays ready on `/health` while
+ * it drains, and skips the drain delay, since the cluster as a whole is not going away.
+ */
 export interface ShutdownMessage {
   v: V;
   type: 'flotilla:shutdown';
   deadline: number;
+  retire: boolean;
 }
 /** Primary → worker: a heartbeat; the worker answers `flotilla:pong` with the same `seq`. */
 export interface PingMessage {
@@ -158,7 +163,7 @@ export const msg = {
     pid,
     message: truncate(message),
   }),
-  shutdown: (deadline: number): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline }),
+  shutdown: (deadline: number, retire = false): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline, retire }),
   ping: (seq: number): PingMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:ping', seq }),
 } as const;
 
@@ -199,7 +204,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
-  'flotilla:shutdown': { deadline },
+  'flotilla:shutdown': { deadline, retire: boolean },
   'flotilla:ping': { seq },
 };
 

@@ -60,12 +60,13 @@ export function untilListening(worker: Worker, timeoutMs: number): Promise<boole
 }
 
 /**
- * Relays the shutdown (its budget ends at `deadline`, epoch ms); a worker that
- * cannot be told is killed, and false is returned.
+ * Relays the shutdown (its budget ends at `deadline`, epoch ms; `retire`: this
+ * worker alone leaves, see `ShutdownMessage`); a worker that cannot be told is
+ * killed, and false is returned.
  */
-export function sendShutdown(worker: Worker, deadline: number): boolean {
+export function sendShutdown(worker: Worker, deadline: number, retire = false): boolean {
   try {
-    worker.send(msg.shutdown(deadline));
+    worker.send(msg.shutdown(deadline, retire));
     return true;
   } catch {
     worker.process.kill('SIGKILL');
@@ -77,7 +78,7 @@ export function sendShutdown(worker: Worker, deadline: number): boolean {
 export async function retireWorker(worker: Worker, budgetMs: number): Promise<void> {
   if (worker.isDead()) return;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-  sendShutdown(worker, Date.now() + budgetMs);
+  sendShutdown(worker, Date.now() + budgetMs, true);
   const timer = setTimeout(() => worker.process.kill('SIGKILL'), budgetMs + KILL_MARGIN_MS);
   await exited;
   clearTimeout(timer);

@@ -82,12 +82,15 @@ setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs).unr
 /** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
 const LINGER_MS = 1_000;
 
-/** `deadline`: the primary's (epoch ms), so the budget counts from its signal; none when the primary is gone. */
-const shutdown = async (reason: string, deadline?: number) => {
+/**
+ * `deadline`: the primary's (epoch ms), so the budget counts from its signal; none when the primary is gone.
+ * `retire`: this worker alone leaves, the cluster goes on serving (see `ShutdownMessage`).
+ */
+const shutdown = async (reason: string, deadline?: number, retire = false) => {
   if (shuttingDown) return;
   shuttingDown = true;
-  app.logger.info({ reason, deadline }, 'worker shutting down');
-  await app.close({ deadline });
+  app.logger.info({ reason, deadline, retire }, 'worker shutting down');
+  await app.close({ deadline, stayReady: retire });
   const code = app.cleanShutdown ? 0 : 1;
   if (!process.connected) process.exit(code);
   // Connections node:cluster handed us just before our listener closed are still in the IPC stream:
@@ -106,7 +109,7 @@ process.on('message', (message: unknown) => {
     return;
   }
   if (message.type === 'flotilla:ping') send(msg.pong(message.seq, vitals.sample()));
-  else void shutdown('primary', message.deadline);
+  else void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
 });
 // The primary is gone (crashed or killed): nobody will relay a shutdown, so start one. node:cluster
 // would otherwise exit the worker at once (cutting in-flight requests, skipping the hooks) unless

@@ -53,7 +53,7 @@ const WORKER: WorkerMessage[] = [
   msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
   msg.bootFailed(123, 'service', ''),
 ];
-const PRIMARY: PrimaryMessage[] = [msg.shutdown(Date.now() + 10_000), msg.shutdown(0), msg.ping(0), msg.ping(42)];
+const PRIMARY: PrimaryMessage[] = [msg.shutdown(Date.now() + 10_000), msg.shutdown(0, true), msg.ping(0), msg.ping(42)];
 
 /** What a message looks like after crossing the IPC channel (JSON serialization). */
 const overIpc = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
@@ -78,7 +78,8 @@ test('the message shapes are the documented ones', () => {
   assert.equal(PROTOCOL_VERSION, 2);
   assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 2, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
   assert.deepEqual(msg.shutdownComplete(7, true), { v: 2, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
-  assert.deepEqual(msg.shutdown(5), { v: 2, type: 'flotilla:shutdown', deadline: 5 });
+  assert.deepEqual(msg.shutdown(5), { v: 2, type: 'flotilla:shutdown', deadline: 5, retire: false });
+  assert.deepEqual(msg.shutdown(5, true), { v: 2, type: 'flotilla:shutdown', deadline: 5, retire: true });
   assert.deepEqual(msg.ping(3), { v: 2, type: 'flotilla:ping', seq: 3 });
   assert.deepEqual(msg.metrics([]), { v: 2, type: 'flotilla:metrics', final: false, metrics: [] });
   assert.deepEqual(msg.metrics(METRICS, true), { v: 2, type: 'flotilla:metrics', final: true, metrics: METRICS });
@@ -183,7 +184,7 @@ test('mutated messages fail without throwing, with a reason', () => {
     [null, /^not a message object \(null\)$/],
     [[listening], /not a message object \(array\)/],
     ['flotilla:listening', /not a message object \(string\)/],
-    [Object.assign(Object.create({ v: 2, type: 'flotilla:shutdown' }), { deadline: 1 }), /not a message object/],
+    [Object.assign(Object.create({ v: 2, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
   ];
   for (const [value, reason] of cases) {
     assert.equal(isWorkerMessage(value), false, describeInvalid(value));
