@@ -10,7 +10,7 @@
 
 export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
 export { Ctx } from './app/ctx.ts';
-export { defineService, type ServiceSetup } from './app/define-service.ts';
+export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export { Group } from './app/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';

@@ -13,11 +13,14 @@ export type ServiceSetup = ((app: App) => void | Promise<void>) & { readonly set
 /** The App a setup with declared settings receives: `app.settings` typed from the schema. */
 export type ServiceApp<S> = App & { readonly settings: S };
 
+/** The settings' type from their JSON Schema (json-schema-to-ts). */
+export type SettingsOf<S> = S extends JSONSchema ? FromSchema<S> : Readonly<Record<string, unknown>>;
+
 /** A service with its own settings: their JSON Schema, and the setup that reads them as `app.settings`. */
-export interface ServiceDefinition<S extends JSONSchema> {
+export interface ServiceDefinition<S extends object> {
   /** The JSON Schema of the config's top-level `settings` key; `writeOnly: true` or `secret: true` marks a secret. */
   settings: S;
-  setup(app: ServiceApp<FromSchema<S>>): void | Promise<void>;
+  setup(app: ServiceApp<SettingsOf<S>>): void | Promise<void>;
 }
 
 /**
@@ -35,13 +38,14 @@ export interface ServiceDefinition<S extends JSONSchema> {
  * export default defineService({
  *   settings: { type: 'object', properties: { databaseUrl: { type: 'string', writeOnly: true } }, required: ['databaseUrl'] },
  *   setup(app) { connect(app.settings.databaseUrl) }, // a string, typed from the schema
- * } as const);
+ * });
  */
 export function defineService(setup: (app: App) => void | Promise<void>): ServiceSetup;
-export function defineService<const S extends JSONSchema>(definition: ServiceDefinition<S>): ServiceSetup;
+// `const S extends object`, not `extends JSONSchema`: inferring against json-schema-to-ts's schema type is too deep for TypeScript
+export function defineService<const S extends object>(definition: ServiceDefinition<S>): ServiceSetup;
 export function defineService(definition: unknown): ServiceSetup {
   if (typeof definition === 'function') return definition as ServiceSetup;
-  const { settings: schema, setup } = (definition ?? {}) as Partial<ServiceDefinition<JSONSchema>>;
+  const { settings: schema, setup } = (definition ?? {}) as Partial<ServiceDefinition<object>>;
   if (typeof setup !== 'function' || typeof schema !== 'object' || schema === null) {
     throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(definition) });
   }

@@ -9,9 +9,9 @@ import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
-import { MetricsStore } from './metrics-store.ts';
+import { ClusterExposition } from './cluster-exposition.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
-import { rollingRestart } from './rolling-restart.ts';
+import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
@@ -19,17 +19,21 @@ import { KILL_MARGIN_MS } from './worker-process.ts';
 
 export interface PrimaryOptions {
   config: ResolvedConfig;
+  /** The config file as the command line named it: read again on SIGHUP, and where `settings` problems are located. */
+  configFile?: string;
+  /** Reads and validates the config file again (SIGHUP); throws `ConfigError`. Without it, SIGHUP restarts onto the same config. */
+  load?: () => ResolvedConfig;
   /** Absolute path of the service's setup module, loaded by every worker and by the service thread. */
   servicePath: string;
   /** The worker entry module. */
   workerEntry: string;
   logger: Logger;
+  /** Called once the first worker listens (`flotilla dev` prints its banner). */
+  onListening?(address: { host: string; port: number }): void;
 }
 
 /** The service thread's heap limit without a container memory limit (with one: a worker's share). */
 const SERVICE_THREAD_HEAP_MB = 1024;
-/** A snapshot older than this many push intervals makes its process stale. */
-const STALE_INTERVALS = 3;
 
 /**
  * The cluster's primary: forks and supervises the workers, hosts the
@@ -45,12 +49,7 @@ const STALE_INTERVALS = 3;
 export class Primary {
   readonly #o: PrimaryOptions;
   readonly #metrics = new PrimaryMetrics();
-  readonly #store = new MetricsStore();
-  /** The primary's own metric names: a service metric named like one of them is left out of the sums. */
-  readonly #reserved: ReadonlySet<string>;
-  /** The store's text as last rendered; undefined once a snapshot or an exit changed it. */
-  #storeText: string | undefined;
-  #renderScheduled = false;
+  readonly #exposition = new ClusterExposition(this.#metrics);
   readonly #supervisor: Supervisor;
   readonly #done = Promise.withResolvers<number>();
   readonly #firstListening = Promise.withResolvers<void>();
@@ -58,16 +57,21 @@ export class Primary {
   #metricsServer: Server | undefined;
   #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
-  #rolling: Promise<boolean> | undefined;
-  readonly #workers: number;
+  /** The config new workers and the service thread start with: the file's latest valid one after a reload. */
+  #config: ResolvedConfig;
+  #reloading: Promise<ReloadOutcome> | undefined;
+  /** A reload was asked for while one ran: another runs after it (`code` if any asked for a code reload). */
+  #reloadAgain: { code: boolean } | undefined;
+  /** Service threads started so far (a reload starts a new one): their metric keys stay apart. */
+  #hosts = 0;
   /** The heap share of a worker in a memory-limited container (MiB); the service thread gets the same cap. */
   readonly #heapMB: number | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
     const { config, logger } = options;
+    this.#config = config;
     const count = resolveWorkerCount(config.workers);
-    this.#workers = count;
     const heapArgs = workerHeapArgs({
       execArgv: process.execArgv,
       nodeOptions: process.env['NODE_OPTIONS'],
@@ -76,14 +80,13 @@ export class Primary {
     });
     this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
     if (heapArgs.length > 0) logger.info({ workers: count, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
-    this.#reserved = new Set(this.#metrics.registry.getMetricsAsArray().map((m) => (m as { name: string }).name));
     const { cluster: c } = config;
     this.#supervisor = new Supervisor({
       count,
       exec: options.workerEntry,
       execArgv: [...process.execArgv, ...heapArgs],
       balancing: c.balancing,
-      envFor: (slot) => ({ [WORKER_ENV]: encodeWorkerStart({ config, servicePath: options.servicePath, slot }) }),
+      envFor: (slot) => ({ [WORKER_ENV]: this.#workerStart(slot) }),
       policy: this.#backoffPolicy(),
       heartbeat: { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs },
       recycle: { maxMemoryMB: c.maxMemoryMB, maxRequests: c.maxRequests, maxRequestsJitter: c.maxRequestsJitter },
@@ -94,19 +97,23 @@ export class Primary {
       onCrashLoop: () => void this.shutdown('crash loop', 1),
       onFirstListening: (address) => {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
+        options.onListening?.(address);
         this.#listened = true;
         this.#firstListening.resolve();
       },
       onMessage: (worker, message) => {
-        if (message.type === 'flotilla:metrics') this.#storeChanged(this.#store.update(keyOf(worker), message.metrics));
+        if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
       },
-      onFork: (worker) => this.#store.join(keyOf(worker)),
-      onExit: (worker) => {
-        this.#store.retire(keyOf(worker));
-        this.#storeChanged();
-      },
+      onFork: (worker) => this.#exposition.join(keyOf(worker)),
+      onExit: (worker) => this.#exposition.retire(keyOf(worker)),
     });
+  }
+
+  /** The port of the cluster's metrics endpoint once it listens. */
+  get metricsPort(): number | undefined {
+    const address = this.#metricsServer?.address();
+    return typeof address === 'object' && address !== null ? address.port : undefined;
   }
 
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
@@ -119,35 +126,9 @@ export class Primary {
     return code;
   }
 
-  /** One scrape: the store's sums as they stand (no worker is asked, none is waited for), then the primary's own metrics. */
-  async scrape(): Promise<string> {
-    const staleAfterMs = STALE_INTERVALS * this.#o.config.cluster.metricsIntervalMs;
-    this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), staleAfterMs));
-    this.#metrics.scrapeMissing.set(this.#store.missing);
-    // prom-client's text of a registry: its families' blocks joined by blank lines, then a line feed
-    const own = await this.#metrics.registry.metrics();
-    const sums = this.#renderStore();
-    return sums === '' ? own : `${sums}\n\n${own}`;
-  }
-
-  /**
-   * The store changed (a snapshot arrived, a process exited): its text is rendered again right after
-   * the messages at hand, off the scrape's path, so that a scrape only joins two texts.
-   */
-  #storeChanged(changed = true): void {
-    if (!changed) return;
-    this.#storeText = undefined;
-    if (this.#renderScheduled) return;
-    this.#renderScheduled = true;
-    setImmediate(() => {
-      this.#renderScheduled = false;
-      this.#renderStore();
-    });
-  }
-
-  #renderStore(): string {
-    this.#storeText ??= this.#store.render(this.#reserved).join('\n\n');
-    return this.#storeText;
+  /** One scrape: the processes' sums as they stand, then the primary's own metrics (see `ClusterExposition`). */
+  scrape(): Promise<string> {
+    return this.#exposition.scrape(this.#config.cluster.metricsIntervalMs);
   }
 
   /** While the workers start: the metrics endpoint; once one listens, the service thread. */
@@ -165,40 +146,90 @@ export class Primary {
       await this.#firstListening.promise;
       // the service thread starts once a worker listens: on a machine with as many cores as workers,
       // loading the service here at the same time would slow the workers' start-up down
-      if (this.#shutdown !== undefined) return;
-      this.#host = new ServiceHost({
-        data: { config, servicePath: this.#o.servicePath },
-        logger,
-        policy: this.#backoffPolicy(),
-        heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
-        resourceLimits: { maxOldGenerationSizeMb: this.#heapMB ?? SERVICE_THREAD_HEAP_MB },
-        onMetrics: (thread, families) => {
-          const key = `service:${thread}`;
-          if (families !== undefined) this.#storeChanged(this.#store.update(key, families));
-          else {
-            this.#store.retire(key);
-            this.#storeChanged();
-          }
-        },
-        onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
-      });
-      this.#host.start();
+      if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
       void this.shutdown('primary start failure', 1);
     }
   }
 
+  /** The primary's part of the service, in a thread of its own, on the current config. */
+  #startServiceThread(): void {
+    const config = this.#config;
+    const host = this.#hosts++;
+    this.#host = new ServiceHost({
+      data: { config, servicePath: this.#o.servicePath },
+      logger: this.#o.logger,
+      policy: this.#backoffPolicy(),
+      heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
+      resourceLimits: { maxOldGenerationSizeMb: this.#heapMB ?? SERVICE_THREAD_HEAP_MB },
+      onMetrics: (thread, families) => {
+        const key = `service:${host}.${thread}`;
+        if (families !== undefined) this.#exposition.update(key, families);
+        else this.#exposition.retire(key);
+      },
+      onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
+    });
+    this.#host.start();
+  }
+
+  #workerStart(slot: number): string {
+    const { servicePath, configFile } = this.#o;
+    return encodeWorkerStart({ config: this.#config, servicePath, slot, ...(configFile === undefined ? {} : { configFile }) });
+  }
+
   /**
    * A worker could not start for a reason a restart will not fix. Before any
-   * worker ever listened (the service throws at import or in its setup), and
-   * always for an address in use: one human line on stderr, and the cluster
-   * exits 1. Later, a failing setup is a boot failure like any other.
+   * worker ever listened (the service throws at import or in its setup, or
+   * refuses its `settings`), and always for an address in use: the reason on
+   * stderr, and the cluster exits (2 for the config, 1 otherwise). Later (a
+   * reload, a replacement), the old workers keep serving: it is logged.
    */
   #bootFailed(message: BootFailedMessage): void {
-    if (this.#shutdown !== undefined || (this.#listened && message.kind === 'service')) return;
-    process.stderr.write(`flotilla: ${message.kind === 'service' ? 'the service failed to start: ' : ''}${message.message}\n`);
-    void this.shutdown(message.kind === 'service' ? 'service failed to start' : 'address in use', 1);
+    if (this.#shutdown !== undefined) return;
+    const text = `${message.kind === 'service' ? 'the service failed to start: ' : ''}${message.message}`;
+    if (this.#listened && message.kind !== 'address-in-use') {
+      this.#o.logger.error({ kind: message.kind, workerPid: message.pid }, `a new worker could not start: ${text}`);
+      return;
+    }
+    process.stderr.write(`flotilla: ${text}\n`);
+    const reasons = { service: 'service failed to start', config: 'invalid settings', 'address-in-use': 'address in use' };
+    void this.shutdown(reasons[message.kind], message.kind === 'config' ? 2 : 1);
+  }
+
+  /**
+   * Reads the config file again and moves the cluster onto it (see `reloadCluster`):
+   * what SIGHUP does, and `flotilla dev` on a change (`code: true`: restart the
+   * workers even when the config is the same). A reload asked for while one
+   * runs follows it.
+   */
+  reload({ code = false }: { code?: boolean } = {}): Promise<ReloadOutcome> {
+    if (this.#shutdown !== undefined) return Promise.resolve('refused');
+    if (this.#reloading !== undefined) {
+      this.#reloadAgain = { code: code || this.#reloadAgain?.code === true };
+      return this.#reloading;
+    }
+    const target: ReloadTarget = {
+      config: this.#config,
+      logger: this.#o.logger,
+      supervisor: this.#supervisor,
+      load: this.#o.load ?? (() => this.#config),
+      adopt: (config) => {
+        this.#config = config;
+        this.#o.logger.level = config.logging.level;
+      },
+      restartServiceThread: async () => {
+        await this.#host?.close(Date.now() + this.#config.shutdown.timeoutMs);
+        if (this.#shutdown === undefined && this.#host !== undefined) this.#startServiceThread();
+      },
+    };
+    this.#reloading = reloadCluster(target, { code }).finally(() => {
+      this.#reloading = undefined;
+      const again = this.#reloadAgain;
+      this.#reloadAgain = undefined;
+      if (again !== undefined) void this.reload(again);
+    });
+    return this.#reloading;
   }
 
   /** Shuts the cluster down (idempotent); `failureCode` forces a non-zero exit code (crash loop). */
@@ -209,7 +240,7 @@ export class Primary {
         logger: this.#o.logger,
         supervisor: this.#supervisor,
         host: this.#host,
-        budgetMs: this.#o.config.shutdown.timeoutMs,
+        budgetMs: this.#config.shutdown.timeoutMs,
         marginMs: KILL_MARGIN_MS,
       });
       this.#metricsServer?.close();
@@ -220,7 +251,7 @@ export class Primary {
   }
 
   #backoffPolicy() {
-    const { cluster: c } = this.#o.config;
+    const { cluster: c } = this.#config;
     return {
       initialMs: c.backoffInitialMs,
       maxMs: c.backoffMaxMs,
@@ -240,10 +271,8 @@ export class Primary {
       },
     });
     const onHangup = () => {
-      if (this.#shutdown !== undefined || this.#rolling !== undefined) return;
-      this.#rolling = rollingRestart(this.#supervisor, this.#workers, this.#o.logger).finally(() => {
-        this.#rolling = undefined;
-      });
+      this.#o.logger.info('SIGHUP: reloading the config and restarting the workers onto it');
+      void this.reload();
     };
     process.on('SIGHUP', onHangup);
     return () => {

@@ -20,7 +20,7 @@ export type { SupervisorOptions } from './supervisor-options.ts';
  * called, exits are final.
  */
 export class Supervisor {
-  readonly #o: SupervisorOptions;
+  #o: SupervisorOptions;
   readonly #restarts: RestartPolicy;
   readonly #watch: WorkerWatch;
   readonly #slots: Slot[];
@@ -83,6 +83,29 @@ export class Supervisor {
     return next;
   }
 
+  /** Slots kept alive. */
+  get count(): number {
+    return this.#slots.length;
+  }
+
+  /**
+   * Grows or shrinks the cluster to `count` slots without touching the others:
+   * new slots fork at once; the workers of the slots beyond `count` retire
+   * gracefully (in-flight requests finish within the shutdown budget).
+   * Resolves once the new workers listen (or failed to) and the retired ones
+   * are gone. Runs in turn with the graceful replacements.
+   */
+  resize(count: number): Promise<void> {
+    const next = this.#replacing.then(() => this.#resize(count));
+    this.#replacing = next.catch(() => false);
+    return next;
+  }
+
+  /** Later retirements use this budget (the config's `shutdown.timeoutMs` after a reload). */
+  setShutdownBudget(ms: number): void {
+    this.#o = { ...this.#o, shutdownBudgetMs: ms };
+  }
+
   stopRestarting(): void {
     this.#restarting = false;
     this.#watch.stop();
@@ -125,6 +148,26 @@ export class Supervisor {
     this.#markUp(slot, fresh);
     if (old !== undefined) await this.#retire(old);
     return true;
+  }
+
+  async #resize(count: number): Promise<void> {
+    if (!this.#restarting || count === this.#slots.length) return;
+    const removed = this.#slots.splice(count);
+    const added = emptySlots(count).slice(this.#slots.length);
+    this.#slots.push(...added);
+    this.#o.metrics.workersDesired.set(count);
+    for (const slot of removed) {
+      clearTimeout(slot.restartTimer);
+      clearTimeout(slot.startupTimer);
+      this.#o.metrics.forgetWorker(slot.index);
+    }
+    for (const slot of added) this.#fork(slot);
+    const settled = [
+      ...removed.map((slot) => (slot.worker === undefined ? undefined : this.#retire(slot.worker))),
+      ...added.map((slot) => (slot.worker === undefined ? undefined : untilListening(slot.worker, this.#o.startupTimeoutMs))),
+    ];
+    await Promise.all(settled);
+    this.#o.metrics.workersUp.set(this.upWorkers.length);
   }
 
   /** A worker's process, owned by `slot`; undefined when it could not be forked (counted and retried). */
