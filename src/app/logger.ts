@@ -1,6 +1,7 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ResolvedConfig } from '../config/types.ts';
 import { LineWriter } from './line-writer.ts';
+import { prettyStream } from './pretty-stream.ts';
 
 /** Header names whose values never reach a log line. */
 export const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -17,7 +18,8 @@ const CENSOR = '[redacted]';
  * write at most 4 KiB on a pipe so that the workers sharing it never split
  * each other's lines, written at most 100 ms after the first one and flushed
  * synchronously when the process exits. One write per line showed in a busy
- * worker's profile as much as the request's own response.
+ * worker's profile as much as the request's own response. With
+ * `logging.pretty`, lines are human-readable instead (`pretty-stream.ts`).
  */
 export function createLogger(config: ResolvedConfig, stream?: DestinationStream, bindings: Record<string, unknown> = {}): Logger {
   return pino(
@@ -27,7 +29,7 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
       timestamp: isoTime,
       formatters: { level: (label) => ({ level: label }), log: redactCredentials },
     },
-    stream ?? new LineWriter(1),
+    stream ?? (config.logging.pretty ? prettyStream() : new LineWriter(1)),
   );
 }
 

@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { createError } from '../errors/flotilla-error.ts';
 
-export const COMMANDS = ['start', 'openapi', 'config'] as const;
+export const COMMANDS = ['start', 'dev', 'openapi', 'config', 'init'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export interface CliArgs {
   command: Command | 'help' | 'version';
   config: string;
+  /** `init`: overwrite files that exist. */
+  force: boolean;
 }
 
 export const DEFAULT_CONFIG = 'config/app.yaml';
@@ -15,11 +17,14 @@ export const USAGE = `Usage: flotilla <command> [--config <file>]
 
 Commands:
   start     start the primary, which forks and supervises the workers
+  dev       start one worker with readable logs; restart it without a gap when a file changes
   openapi   print the service's OpenAPI document (JSON) without listening
   config    validate the config file and print the effective config, secrets redacted
+  init      write a working service into this project (app.yaml, src/, test/, tsconfig.json)
 
 Options:
-  -c, --config <file>   the YAML config file (default: ${DEFAULT_CONFIG})
+  -c, --config <file>   the YAML config file (default: ${DEFAULT_CONFIG}; \`init\` writes app.yaml)
+  -f, --force           \`init\`: overwrite files that exist
   -h, --help            show this help
   -v, --version         show the version
 `;
@@ -32,16 +37,19 @@ export function parseCli(argv: readonly string[]): CliArgs {
     strict: true,
     options: {
       config: { type: 'string', short: 'c', default: DEFAULT_CONFIG },
+      force: { type: 'boolean', short: 'f', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },
     },
   });
-  if (values.help) return { command: 'help', config: values.config };
-  if (values.version) return { command: 'version', config: values.config };
+  const { config, force } = values;
+  if (values.help) return { command: 'help', config, force };
+  if (values.version) return { command: 'version', config, force };
   const [command, ...rest] = positionals;
   if (command === undefined) throw createError('FLO_ERR_CLI_USAGE', { problem: 'a command is required' });
   if (!(COMMANDS as readonly string[]).includes(command))
     throw createError('FLO_ERR_CLI_USAGE', { problem: `unknown command '${command}'` });
   if (rest.length > 0) throw createError('FLO_ERR_CLI_USAGE', { problem: `unexpected argument '${rest[0]}'` });
-  return { command: command as Command, config: values.config };
+  if (force && command !== 'init') throw createError('FLO_ERR_CLI_USAGE', { problem: '--force applies to init only' });
+  return { command: command as Command, config, force };
 }

@@ -1,14 +1,18 @@
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { App } from '../app/app.ts';
 import { createLogger } from '../app/logger.ts';
+import { prettyAvailable } from '../app/pretty-stream.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
-import { type LoadedConfig, loadConfigFile } from '../config/load-file.ts';
+import { type LoadedConfig, loadConfigFile, locateProblems } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
+import { checkSettings, redactSettings, undeclaredSettings } from '../config/settings.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
+import { devBanner, devConfig, watchService } from './dev.ts';
 
 /**
  * The `flotilla` commands. This is the composition root: the only module that
@@ -36,6 +40,11 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
 
+  if (args.command === 'init') {
+    const { init } = await import('./init.ts');
+    return init({ directory: process.cwd(), force: args.force, out: process.stdout });
+  }
+
   let loaded: LoadedConfig;
   try {
     loaded = loadConfigFile(args.config);
@@ -47,7 +56,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   switch (args.command) {
     case 'config':
-      process.stdout.write(`${JSON.stringify(redactConfig(loaded.config), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(await effectiveConfig(loaded, args.config), null, 2)}\n`);
       return 0;
     case 'openapi': {
       const servicePath = requireService(loaded);
@@ -55,19 +64,79 @@ async function main(argv: readonly string[]): Promise<number> {
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
       // the document alone on stdout; on stderr only what needs attention, not the App's shutdown phases
       if (app.logger.levelVal < app.logger.levels.values['warn']!) app.logger.level = 'warn';
-      await (await loadService<App>(servicePath))(app);
+      await located(args.config, async () => (await loadService<App>(servicePath))(app));
       process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);
       await app.close();
       return 0;
     }
-    case 'start': {
+    case 'start':
+    case 'dev': {
       const servicePath = requireService(loaded);
+      const dev = args.command === 'dev';
+      const pretty = dev && prettyAvailable();
+      const config = dev ? devConfig(loaded.config, pretty) : loaded.config;
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
-      const logger = createLogger(loaded.config, pino.destination(1), { role: 'primary' });
+      const logger = createLogger(config, config.logging.pretty ? undefined : pino.destination(1), { role: 'primary' });
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
       const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
-      return new Primary({ config: loaded.config, servicePath, workerEntry, logger }).run();
+      const load = () => {
+        const again = loadConfigFile(args.config).config;
+        return dev ? devConfig(again, pretty) : again;
+      };
+      const primary = new Primary({
+        config,
+        configFile: args.config,
+        load,
+        servicePath,
+        workerEntry,
+        logger,
+        ...(dev ? { onListening: (address) => process.stdout.write(devBanner(config, address, primary.metricsPort)) } : {}),
+      });
+      if (!dev) return primary.run();
+      if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
+      const stop = watchService(servicePath, args.config, (file, isConfig) => {
+        logger.info(
+          { file: relative(process.cwd(), file) },
+          'changed: restarting the worker (the old one serves until the new one listens)',
+        );
+        void primary.reload({ code: !isConfig });
+      });
+      const code = await primary.run();
+      stop();
+      return code;
     }
+  }
+}
+
+/**
+ * What `flotilla config` prints: the effective config with secrets redacted.
+ * The `settings` are checked against the service's schema (its module is
+ * imported for it), shown with the schema's defaults, and the values the
+ * schema marks `writeOnly` or `secret` redacted.
+ */
+async function effectiveConfig(loaded: LoadedConfig, configFile: string): Promise<Record<string, unknown>> {
+  const { config, servicePath } = loaded;
+  if (servicePath === undefined) return redactConfig(config);
+  const setup = await loadService<App>(servicePath);
+  const schema = setup.settingsSchema;
+  if (schema === undefined) {
+    if (config.settings !== undefined) throw locateProblems(configFile, undeclaredSettings().problems);
+    return redactConfig(config);
+  }
+  const settings = located(configFile, () => checkSettings(schema, config.settings));
+  return redactConfig({ ...config, settings: redactSettings(schema, settings) });
+}
+
+/** Runs `fn`; a `ConfigError` it throws without a file (the service's settings) gets the config file's lines. */
+function located<T>(configFile: string, fn: () => T): T {
+  const locate = (error: unknown) =>
+    error instanceof ConfigError && error.problems.every((p) => p.file === undefined) ? locateProblems(configFile, error.problems) : error;
+  try {
+    const result = fn();
+    if (result instanceof Promise) return result.catch((error: unknown) => Promise.reject(locate(error))) as T;
+    return result;
+  } catch (error) {
+    throw locate(error);
   }
 }
 

@@ -59,13 +59,20 @@ export const FLOTILLA_ERRORS = {
   // metrics
   FLO_ERR_METRIC_CONFLICT: { base: TypeError, message: 'metric {name} is already registered {conflict}' },
   // services and the cluster
-  FLO_ERR_BAD_SERVICE_SETUP: { base: TypeError, message: 'defineService expects a setup function (app) => void, got {got}' },
+  FLO_ERR_BAD_SERVICE_SETUP: {
+    base: TypeError,
+    message: 'defineService expects a setup function (app) => void or { settings: schema, setup(app) }, got {got}',
+  },
   FLO_ERR_BAD_SERVICE_MODULE: {
     base: TypeError,
     message: '{path} must export a setup function as its default export: export default defineService((app) => { ... })',
   },
   FLO_ERR_NOT_STARTED_BY_PRIMARY: { base: Error, message: '{variable} {problem}: this entry point is started by the flotilla primary' },
   FLO_ERR_CLI_USAGE: { base: TypeError, message: '{problem}' },
+  FLO_ERR_PRETTY_MISSING: {
+    base: Error,
+    message: 'logging.pretty needs the pino-pretty package: npm install --save-dev pino-pretty (or turn logging.pretty off)',
+  },
 } as const satisfies Record<string, { base: FlotillaErrorBase; message: string }>;
 
 /** Every misuse code, e.g. `'FLO_ERR_ROUTE_CONFLICT'`. */

@@ -3,12 +3,12 @@ import { COMMANDS, DEFAULT_CONFIG, parseCli, USAGE } from '../../src/cli/args.ts
 
 describe('parseCli', () => {
   test('each command, with the default config file', (t: TestContext) => {
-    for (const command of COMMANDS) t.assert.deepStrictEqual(parseCli([command]), { command, config: DEFAULT_CONFIG });
+    for (const command of COMMANDS) t.assert.deepStrictEqual(parseCli([command]), { command, config: DEFAULT_CONFIG, force: false });
     t.assert.strictEqual(DEFAULT_CONFIG, 'config/app.yaml');
   });
 
   test('--config in every spelling, before or after the command', (t: TestContext) => {
-    const expected = { command: 'start', config: 'deploy/app.yaml' };
+    const expected = { command: 'start', config: 'deploy/app.yaml', force: false };
     t.assert.deepStrictEqual(parseCli(['start', '--config', 'deploy/app.yaml']), expected);
     t.assert.deepStrictEqual(parseCli(['start', '--config=deploy/app.yaml']), expected);
     t.assert.deepStrictEqual(parseCli(['start', '-c', 'deploy/app.yaml']), expected);
@@ -32,7 +32,13 @@ describe('parseCli', () => {
     t.assert.throws(() => parseCli(['start', '--help=yes']), TypeError);
   });
 
+  test('--force belongs to init', (t: TestContext) => {
+    t.assert.deepStrictEqual(parseCli(['init', '--force']), { command: 'init', config: DEFAULT_CONFIG, force: true });
+    t.assert.strictEqual(parseCli(['-f', 'init']).force, true);
+    t.assert.throws(() => parseCli(['start', '--force']), { name: 'TypeError', message: '--force applies to init only' });
+  });
+
   test('the usage names every command and option', (t: TestContext) => {
-    for (const word of [...COMMANDS, '--config', '--help', '--version', DEFAULT_CONFIG]) t.assert.ok(USAGE.includes(word), word);
+    for (const word of [...COMMANDS, '--config', '--force', '--help', '--version', DEFAULT_CONFIG]) t.assert.ok(USAGE.includes(word), word);
   });
 });

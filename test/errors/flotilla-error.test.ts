@@ -6,6 +6,7 @@ import { after, describe, test } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
 import type { Ctx } from '../../src/app/ctx.ts';
 import { defineService } from '../../src/app/define-service.ts';
+import { prettyStream } from '../../src/app/pretty-stream.ts';
 import type { Route } from '../../src/app/route.ts';
 import { parseCli } from '../../src/cli/args.ts';
 import { loadService } from '../../src/cluster/load-service.ts';
@@ -133,6 +134,8 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   },
   FLO_ERR_NOT_STARTED_BY_PRIMARY: () => decodeWorkerStart(undefined),
   FLO_ERR_CLI_USAGE: () => parseCli(['serve']),
+  // looked up from a directory without node_modules, as in a project that did not install it
+  FLO_ERR_PRETTY_MISSING: () => prettyStream(join(tmpdir(), 'no-such-project', 'x.js')),
 };
 
 /** What a misuse throws (or rejects with). */
