@@ -30,3 +30,18 @@ export function emptySlots(count: number): Slot[] {
     restartTimer: undefined,
   }));
 }
+
+/**
+ * Grows or shrinks `slots` in place to `count`: new empty slots at the end, or the last ones removed
+ * (their timers cleared; their workers are the caller's to retire).
+ */
+export function resizeSlots(slots: Slot[], count: number): { added: Slot[]; removed: Slot[] } {
+  const removed = slots.splice(count);
+  for (const slot of removed) {
+    clearTimeout(slot.restartTimer);
+    clearTimeout(slot.startupTimer);
+  }
+  const added = emptySlots(count).slice(slots.length);
+  slots.push(...added);
+  return { added, removed };
+}

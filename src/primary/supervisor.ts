@@ -3,7 +3,7 @@ import { describeInvalid, isFlotillaMessage, isWorkerMessage } from '../ipc/prot
 import { exitReason } from './exit-reason.ts';
 import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
-import { emptySlots, type Slot } from './slot.ts';
+import { emptySlots, resizeSlots, type Slot } from './slot.ts';
 import type { SupervisorOptions } from './supervisor-options.ts';
 import { forkWorker, retireWorker, untilListening } from './worker-process.ts';
 import { WorkerWatch } from './worker-watch.ts';
@@ -152,15 +152,9 @@ export class Supervisor {
 
   async #resize(count: number): Promise<void> {
     if (!this.#restarting || count === this.#slots.length) return;
-    const removed = this.#slots.splice(count);
-    const added = emptySlots(count).slice(this.#slots.length);
-    this.#slots.push(...added);
+    const { added, removed } = resizeSlots(this.#slots, count);
     this.#o.metrics.workersDesired.set(count);
-    for (const slot of removed) {
-      clearTimeout(slot.restartTimer);
-      clearTimeout(slot.startupTimer);
-      this.#o.metrics.forgetWorker(slot.index);
-    }
+    for (const slot of removed) this.#o.metrics.forgetWorker(slot.index);
     for (const slot of added) this.#fork(slot);
     const settled = [
       ...removed.map((slot) => (slot.worker === undefined ? undefined : this.#retire(slot.worker))),
