@@ -25,8 +25,10 @@ const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
 function compile(schema: object) {
   let check = compiled.get(schema);
   if (check === undefined) {
-    ajv ??= new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, useDefaults: true, keywords: ['secret'] });
-    addFormats(ajv);
+    if (ajv === undefined) {
+      ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, useDefaults: true, keywords: ['secret'] });
+      addFormats(ajv);
+    }
     check = ajv.compile(schema);
     compiled.set(schema, check);
   }
