@@ -19,15 +19,16 @@ import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
-import { Group } from './group.ts';
+import { checkHook, Group, type HookChain } from './group.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
 import { InFlight } from './in-flight.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createRequestHandler, type PipelineHost } from './pipeline.ts';
 import type { AppRole, Registrar } from './registrar.ts';
-import type { Controller, Middleware, Module, Route } from './route.ts';
+import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
 import { Router } from './router.ts';
+import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
 export type { AppRole } from './registrar.ts';
@@ -75,6 +76,8 @@ export class App implements Registrar {
   readonly #hooks: ShutdownHook[] = [];
   readonly #schedulers: Scheduler[] = [];
   readonly #checkers: HealthChecker[] = [];
+  readonly #requestHooks: RequestHook[] = [];
+  readonly #seams: Seams = {};
   readonly #registry: Registry;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
@@ -113,9 +116,10 @@ export class App implements Registrar {
       handleSignals: options.handleSignals ?? true,
     });
     const { docs } = this.config;
-    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', []);
+    // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health
+    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', [], []);
     if (this.config.env !== 'production') {
-      for (const route of docsRoutes(docs.path, () => this.openapi())) this.#addRoute(route, '', []);
+      for (const route of docsRoutes(docs.path, () => this.openapi())) this.#addRoute(route, '', [], []);
     }
   }
 
@@ -145,7 +149,7 @@ export class App implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#addRoute(route, '', []);
+    for (const route of controller.routes()) this.#addRoute(route, '', [], [this.#requestHooks]);
   }
 
   use(module: Module): void {
@@ -153,7 +157,25 @@ export class App implements Registrar {
   }
 
   group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this, (r, p, m) => this.#addRoute(r, p, m), prefix, middlewares);
+    return new Group(this, (r, p, m, h) => this.#addRoute(r, p, m, h), prefix, middlewares, [this.#requestHooks]);
+  }
+
+  /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
+  onRequest(hook: RequestHook): void {
+    checkHook(hook, 'onRequest');
+    this.#requestHooks.push(hook);
+  }
+
+  /** Maps errors before the default boundary turns them into problems (see `ErrorHandler`); one per App. */
+  setErrorHandler(handler: ErrorHandler): void {
+    checkHook(handler, 'setErrorHandler');
+    this.#seams.errorHandler = handler;
+  }
+
+  /** Answers a path no route matches, instead of the default 404 problem (see `NotFoundHandler`). */
+  setNotFoundHandler(handler: NotFoundHandler): void {
+    checkHook(handler, 'setNotFoundHandler');
+    this.#seams.notFoundHandler = handler;
   }
 
   /** Starts the server; resolves after the graceful shutdown triggered by SIGINT/SIGTERM or `close()`. */
@@ -193,7 +215,7 @@ export class App implements Registrar {
 
   /** Registers a shutdown hook; hooks run in registration order and share one signal that aborts when the budget is spent. */
   onShutdown(hook: ShutdownHook): void {
-    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { got: describeValue(hook) });
+    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner: 'onShutdown', got: describeValue(hook) });
     this.#hooks.push(hook);
   }
 
@@ -241,8 +263,8 @@ export class App implements Registrar {
     return this.#openapi.document;
   }
 
-  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[]): void {
-    this.#router.add(route, prefix, middlewares);
+  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain): void {
+    this.#router.add(route, prefix, middlewares, hooks);
   }
 
   #pipelineHost(): PipelineHost {
@@ -256,6 +278,8 @@ export class App implements Registrar {
     };
     return {
       router: this.#router,
+      requestHooks: this.#requestHooks,
+      seams: this.#seams,
       cors: createCors(this.config.cors),
       scope,
       logger: this.logger,

@@ -13,11 +13,7 @@ export type RouteRun = (ctx: Ctx) => void | Promise<void>;
  * middlewares runs without a promise: most routes cost no microtask.
  */
 export function compose(middlewares: readonly Middleware[], handler: Handler): RouteRun {
-  const run = (ctx: Ctx): void | Promise<void> => {
-    const value = handler(ctx);
-    if (isThenable(value)) return Promise.resolve(value).then((settled) => adopt(ctx, settled));
-    adopt(ctx, value);
-  };
+  const run = (ctx: Ctx): void | Promise<void> => adoptResult(ctx, handler(ctx));
   if (middlewares.length === 0) return run;
   return (ctx) => {
     let last = -1;
@@ -30,6 +26,15 @@ export function compose(middlewares: readonly Middleware[], handler: Handler): R
     };
     return dispatch(0);
   };
+}
+
+/**
+ * A handler's result as the reply (see `compose`), once settled: synchronous
+ * for a value, a promise for a promise.
+ */
+export function adoptResult(ctx: Ctx, value: unknown): void | Promise<void> {
+  if (isThenable(value)) return Promise.resolve(value).then((settled) => adopt(ctx, settled));
+  adopt(ctx, value);
 }
 
 function adopt(ctx: Ctx, value: unknown): void {

@@ -2,16 +2,23 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
-import { createError } from '../errors/flotilla-error.ts';
+import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { HealthChecker } from './health.ts';
 import type { AppRole, Registrar } from './registrar.ts';
-import type { Controller, Middleware, Module, Route } from './route.ts';
+import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
 import { joinPath } from './router.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
 /** Where a group puts its routes: the App's route table. */
-export type AddRoute = (route: Route, prefix: string, middlewares: readonly Middleware[]) => void;
+/**
+ * Adds a route under a prefix with the middlewares and the `onRequest` hooks in force there: the
+ * hooks as the arrays of the App and of each enclosing group, so that a hook added later still applies.
+ */
+export type AddRoute = (route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain) => void;
+
+/** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
+export type HookChain = readonly (readonly RequestHook[])[];
 
 /**
  * Routes under a common prefix and middlewares; groups nest. A group is a
@@ -29,12 +36,16 @@ export class Group implements Registrar {
   readonly middlewares: readonly Middleware[];
   readonly #root: Registrar;
   readonly #add: AddRoute;
+  /** The hooks of the enclosing App and groups, then this group's own. */
+  readonly #hooks: HookChain;
+  readonly #own: RequestHook[] = [];
 
-  constructor(root: Registrar, add: AddRoute, prefix: string, middlewares: readonly Middleware[]) {
+  constructor(root: Registrar, add: AddRoute, prefix: string, middlewares: readonly Middleware[], hooks: HookChain = []) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
     this.#root = root;
     this.#add = add;
+    this.#hooks = [...hooks, this.#own];
     this.prefix = prefix;
     this.middlewares = middlewares;
   }
@@ -60,7 +71,7 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares);
+    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares, this.#hooks);
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -69,7 +80,13 @@ export class Group implements Registrar {
   }
 
   group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this.#root, this.#add, joinPath(this.prefix, prefix), [...this.middlewares, ...middlewares]);
+    return new Group(this.#root, this.#add, joinPath(this.prefix, prefix), [...this.middlewares, ...middlewares], this.#hooks);
+  }
+
+  /** An `onRequest` hook for this group's routes (and its subgroups'), after the App's and the enclosing groups'. */
+  onRequest(hook: RequestHook): void {
+    checkHook(hook, `group '${this.prefix}'`);
+    this.#own.push(hook);
   }
 
   registerHealthChecker(checker: HealthChecker): void {
@@ -87,4 +104,9 @@ export class Group implements Registrar {
 
 function checkPrefix(prefix: string): void {
   if (typeof prefix !== 'string' || !prefix.startsWith('/')) throw createError('FLO_ERR_BAD_PREFIX', { prefix: String(prefix) });
+}
+
+/** Refuses an `onRequest` hook that is not a function, when it is added rather than at the first request. */
+export function checkHook(hook: unknown, owner: string): void {
+  if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner, got: describeValue(hook) });
 }

@@ -6,16 +6,22 @@ import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { hasBody } from './body.ts';
+import { adoptResult } from './compose.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
+import type { HookChain } from './group.ts';
 import type { InFlight } from './in-flight.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { Router } from './router.ts';
+import { runRequestHooks, type Seams } from './seams.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
 /** What the pipeline reads from its App on every request. */
 export interface PipelineHost {
   readonly router: Router;
+  /** The App-level `onRequest` hooks (they also run for a path no route matches). */
+  readonly requestHooks: HookChain[number];
+  readonly seams: Seams;
   readonly cors: Cors;
   readonly scope: CtxScope;
   readonly logger: Logger;
@@ -31,9 +37,10 @@ const UNMATCHED = 'unmatched';
 
 /**
  * The request pipeline, top to bottom: request id → log/metrics/trace start →
- * CORS → route lookup → params/query validation → middlewares → body → handler
- * → serialize → log/metrics/trace end. Anything thrown on the way converges in
- * `fail`, the one boundary that turns errors into problem responses.
+ * CORS → route lookup → `onRequest` hooks → params/query validation →
+ * middlewares → body → handler → serialize → log/metrics/trace end. Anything
+ * thrown on the way converges in `fail`, the one boundary that turns errors
+ * into problem responses (after the App's error handler, if any, mapped them).
  */
 export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -78,12 +85,32 @@ function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> 
     return;
   }
   const found = host.router.find(ctx.method, url);
-  if (found.kind === 'miss') throw found.error;
-  ctx.route = found.entry.route.path;
+  if (found.kind === 'miss') {
+    if (found.error.code !== 'ROUTE_NOT_FOUND') throw found.error;
+    return after(ctx, runRequestHooks([host.requestHooks], ctx), () => notFound(host, ctx, found.error));
+  }
+  const { entry } = found;
+  ctx.route = entry.route.path;
   ctx.params = found.params;
   ctx.query = found.query;
-  found.entry.validator.head(ctx);
-  return found.entry.run(ctx);
+  return after(ctx, runRequestHooks(entry.hooks, ctx), () => {
+    entry.validator.head(ctx);
+    return entry.run(ctx);
+  });
+}
+
+/** `next` once the hooks (`pending`) are done, unless one chose the reply; synchronous when they all were. */
+function after(ctx: Ctx, pending: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
+  const go = () => (ctx.reply.kind === 'none' ? next() : undefined);
+  return pending === undefined ? go() : pending.then(go);
+}
+
+/** No route: the App's not-found handler answers (404 unless it sets another status), or the 404 problem. */
+function notFound(host: PipelineHost, ctx: Ctx, error: KError): void | Promise<void> {
+  const handler = host.seams.notFoundHandler;
+  if (handler === undefined) throw error;
+  ctx.statusCode = 404;
+  return adoptResult(ctx, handler(ctx));
 }
 
 /** An HTTP/1.1 request has exactly one Host header (RFC 9112 §3.2); node:http alone would keep the first of several. */
@@ -122,8 +149,45 @@ function respond(host: PipelineHost, ctx: Ctx): void {
   }
 }
 
-/** The one place where errors become responses. Never throws, whatever was thrown. */
-function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
+/** Requests whose error the App's error handler has seen: it runs at most once per request. */
+const mapped = new WeakSet<Ctx>();
+
+/**
+ * The one place where errors become responses: the App's error handler maps
+ * the error first (once per request), then `boundary` answers. Never throws,
+ * whatever was thrown.
+ */
+function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
+  const handler = host.seams.errorHandler;
+  if (handler === undefined || mapped.has(ctx) || ctx.res.headersSent) {
+    boundary(host, ctx, error);
+    return;
+  }
+  mapped.add(ctx);
+  // what the error handler chooses starts from a clean slate: no reply, status 500 unless it sets one
+  ctx.reply = { kind: 'none' };
+  ctx.statusCode = 500;
+  const done = (value: unknown) => {
+    if (ctx.reply.kind !== 'none') respond(host, ctx);
+    else boundary(host, ctx, value === undefined ? error : value);
+  };
+  const broken = (thrown: unknown) => {
+    ctx.reply = { kind: 'none' };
+    boundary(host, ctx, new Error('the error handler threw', { cause: thrown }));
+  };
+  let value: unknown;
+  try {
+    value = handler(error, ctx);
+  } catch (thrown) {
+    broken(thrown);
+    return;
+  }
+  if (typeof (value as PromiseLike<unknown> | undefined)?.then === 'function') Promise.resolve(value).then(done, broken);
+  else done(value);
+}
+
+/** The default boundary: an error as an RFC 9457 problem, logged when it is the server's fault. */
+function boundary(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
   const problem = toProblem(error, { instance: ctx.path, requestId: ctx.requestId, traceId: ctx.traceId, production: host.production });
   if (problem.internal) logFailure(ctx, error);
   const res = ctx.res;
@@ -138,7 +202,7 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): v
   } catch (unsendable) {
     // details JSON cannot hold (BigInt, cycles) or header values node:http refuses: answer a plain 500 instead
     if (fallback) res.destroy();
-    else fail(host, ctx, new Error('the error response could not be sent', { cause: unsendable }), true);
+    else boundary(host, ctx, new Error('the error response could not be sent', { cause: unsendable }), true);
   }
 }
 

@@ -4,7 +4,7 @@ import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { HealthChecker } from './health.ts';
-import type { Controller, Middleware, Module } from './route.ts';
+import type { Controller, Middleware, Module, RequestHook } from './route.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
 /** Where the service's setup runs: alone, in the cluster's primary (its service thread), or in a cluster worker. */
@@ -35,4 +35,6 @@ export interface Registrar {
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;
   onShutdown(hook: ShutdownHook): void;
+  /** Adds an `onRequest` hook: App-wide, or for the routes of a group (those added before and after it). */
+  onRequest(hook: RequestHook): void;
 }

@@ -24,6 +24,39 @@ export type Middleware = (ctx: Ctx, next: () => Promise<void>) => unknown;
 /** A route handler; a returned value (other than `undefined`) is sent as JSON. */
 export type Handler = (ctx: Ctx) => unknown;
 
+/**
+ * An `onRequest` hook: runs once the route is found, before params, query and
+ * headers are validated and before the body is read, so that an auth check
+ * answers 401 before any detail of a bad request reaches an anonymous client.
+ * It ends the request by throwing (a `KError` is its problem) or by choosing a
+ * reply (`ctx.status(401).send(…)`, `ctx.ok(…)`); otherwise the request goes on.
+ * App-level hooks also run for a path no route matches.
+ *
+ * @example
+ * app.onRequest((ctx) => { if (ctx.headers.authorization !== expected) throw KError.unauthorized('who are you?') });
+ */
+export type RequestHook = (ctx: Ctx) => void | Promise<void>;
+
+/**
+ * Maps an error to what the client gets, before the default boundary turns it
+ * into a problem: return a `KError` (or any error) to send that instead, choose
+ * a reply on `ctx`, or return `undefined` to leave the error as it is. It runs
+ * at most once per request; an error thrown inside it becomes the default 500.
+ *
+ * @example
+ * app.setErrorHandler((error) => (error instanceof NotInStock ? KError.conflict(error.message) : undefined));
+ */
+export type ErrorHandler = (error: unknown, ctx: Ctx) => unknown;
+
+/**
+ * Answers a path no route matches (after the App-level `onRequest` hooks), like
+ * a handler: its returned value is sent as JSON, with status 404 unless it sets another.
+ *
+ * @example
+ * app.setNotFoundHandler((ctx) => ({ error: 'nothing here', path: ctx.path }));
+ */
+export type NotFoundHandler = (ctx: Ctx) => unknown;
+
 /** Schemas of a route, named as in Fastify: validated on each request and fed to OpenAPI. */
 export interface RouteSchema {
   /** Route parameters (coerced from strings). */
@@ -55,6 +88,8 @@ export interface Route {
   schema?: RouteSchema;
   /** Middlewares run after the group's, innermost last. */
   middlewares?: Middleware[];
+  /** `onRequest` hooks of this route, run after the App's and its groups'. */
+  onRequest?: RequestHook[];
   summary?: string;
   description?: string;
   tags?: string[];

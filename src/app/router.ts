@@ -3,6 +3,7 @@ import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
 import { readJsonBody } from './body.ts';
 import { compose, type RouteRun } from './compose.ts';
+import { checkHook, type HookChain } from './group.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
@@ -11,6 +12,8 @@ export interface RouteEntry {
   readonly route: Route;
   readonly validator: RequestValidator;
   readonly run: RouteRun;
+  /** The `onRequest` hooks: the App's, each enclosing group's, the route's own. */
+  readonly hooks: HookChain;
 }
 
 export type Lookup =
@@ -55,14 +58,15 @@ export class Router {
     return this.#version;
   }
 
-  add(route: Route, prefix = '', middlewares: readonly Middleware[] = []): void {
+  add(route: Route, prefix = '', middlewares: readonly Middleware[] = [], hooks: HookChain = []): void {
     if (typeof route !== 'object' || route === null) throw createError('FLO_ERR_BAD_ROUTE', { got: describeValue(route) });
     const full: Route = { ...route, path: joinPath(prefix, route.path) };
     checkRoute(full);
     const validator = compileValidator(full);
     const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
     const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route.handler, validator, bodyLimit);
-    const entry: RouteEntry = { route: full, validator, run: compose([...middlewares, ...(route.middlewares ?? [])], handler) };
+    const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
+    const entry: RouteEntry = { route: full, validator, run, hooks: [...hooks, route.onRequest ?? []] };
     const key = `${full.method} ${full.path}`;
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
@@ -147,4 +151,5 @@ function checkRoute(route: Route): void {
   for (const mw of route.middlewares ?? []) {
     if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `route ${where}` });
   }
+  for (const hook of route.onRequest ?? []) checkHook(hook, `the onRequest of route ${where}`);
 }

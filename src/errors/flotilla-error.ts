@@ -39,7 +39,7 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
   FLO_ERR_NEXT_TWICE: { base: Error, message: 'next() called more than once' },
   // the App
-  FLO_ERR_BAD_HOOK: { base: TypeError, message: 'onShutdown expects a function, got {got}' },
+  FLO_ERR_BAD_HOOK: { base: TypeError, message: '{owner} expects a function, got {got}' },
   FLO_ERR_BAD_HEALTH_CHECKER: { base: TypeError, message: 'a health checker needs a non-empty name and a check(signal) function' },
   FLO_ERR_DUPLICATE_HEALTH_CHECKER: { base: Error, message: "health checker '{name}' is already registered" },
   FLO_ERR_LISTEN_TWICE: { base: Error, message: 'listen() cannot be called when the App is {state}' },

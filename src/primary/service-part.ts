@@ -6,7 +6,7 @@ import type { HealthChecker } from '../app/health.ts';
 import { InFlight } from '../app/in-flight.ts';
 import { createLogger } from '../app/logger.ts';
 import type { Registrar } from '../app/registrar.ts';
-import type { Controller, Middleware, Module, Route } from '../app/route.ts';
+import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
@@ -73,13 +73,20 @@ export class ServicePart implements Registrar {
 
   registerHealthChecker(_checker: HealthChecker): void {}
 
+  /** No request reaches the primary: its hooks and handlers are dropped, like its routes. */
+  onRequest(_hook: RequestHook): void {}
+
+  setErrorHandler(_handler: ErrorHandler): void {}
+
+  setNotFoundHandler(_handler: NotFoundHandler): void {}
+
   registerScheduler(scheduler: Scheduler): void {
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => scheduler.stop(signal));
   }
 
   onShutdown(hook: ShutdownHook): void {
-    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { got: describeValue(hook) });
+    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner: 'onShutdown', got: describeValue(hook) });
     this.#hooks.push(hook);
   }
 
