@@ -228,10 +228,11 @@ export class Supervisor {
         if (slot?.worker === worker) {
           clearTimeout(slot.startupTimer);
           this.#markUp(slot, worker, message.address);
-          if (!this.#announced) {
-            this.#announced = true;
-            this.#o.onFirstListening(message.address);
-          }
+        }
+        // a replacement counts too: a reload during the start-up can bring the first worker that listens
+        if (!this.#announced && slot !== undefined) {
+          this.#announced = true;
+          this.#o.onFirstListening(message.address);
         }
         break;
       case 'flotilla:shutdown-complete':

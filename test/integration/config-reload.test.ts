@@ -103,3 +103,24 @@ test('SIGHUP reloads the config file: valid edits roll, invalid ones change noth
   cluster.signal('SIGTERM');
   t.assert.strictEqual((await cluster.exit(12_000)).code, 0);
 });
+
+test('a reload during the start-up: the replacements that listen first start the cluster', async (t: TestContext) => {
+  const dir = tempFiles(t, {});
+  const file = join(dir, 'app.yaml');
+  writeFileSync(file, configYaml(BASE, { settings: { greeting: 'slow', startDelayMs: 4_000 } }));
+  const cluster = new ClusterProcess({ cli: CLI, configFile: file });
+  t.after(() => cluster.kill());
+  await cluster.waitFor(byMsg('metrics endpoint listening'), 'the metrics endpoint');
+  // the first workers are still in their slow setup: the reload's replacements come up first
+  writeFileSync(file, configYaml(BASE, { settings: { greeting: 'fast' } }));
+  cluster.signal('SIGHUP');
+  const listening = await cluster.waitFor(byMsg('reload cluster listening'), 'the cluster listening');
+  const port = (listening['address'] as { port: number }).port;
+  t.assert.strictEqual((await greeting(port)).greeting, 'fast');
+  await cluster.waitFor(
+    (l) => l.msg === 'reload fixture: primary part' && l['greeting'] === 'fast',
+    'the service thread, on the new config',
+  );
+  cluster.signal('SIGTERM');
+  t.assert.strictEqual((await cluster.exit(12_000)).code, 0);
+});
