@@ -128,12 +128,12 @@ export class App implements Registrar {
     return this.#router.engine;
   }
 
-  /** The OpenTelemetry tracer: the one set with `setTracer`, else `trace.getTracer(serviceName)`. Never undefined. */
   /** The config's `settings`: validated, with the schema's defaults, once a `defineService({ settings, setup })` setup ran. */
   get settings(): Settings {
     return settingsOf(this, this.config);
   }
 
+  /** The OpenTelemetry tracer: the one set with `setTracer`, else `trace.getTracer(serviceName)`. Never undefined. */
   get tracer(): Tracer {
     return this.#tracer;
   }

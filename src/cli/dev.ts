@@ -23,8 +23,8 @@ export function devBanner(config: ResolvedConfig, address: { host: string; port:
   return `\n${lines.join('\n')}\n\n`;
 }
 
-/** Directories and files a change in which restarts nothing. */
-const IGNORED = /(^|[/\\])(node_modules|\.git|dist|coverage)([/\\]|$)|(^|[/\\])\.|~$|\.(swp|tmp)$/;
+/** Directories and files a change in which restarts nothing (logs too: `flotilla dev > dev.log` must not restart on its own output). */
+const IGNORED = /(^|[/\\])(node_modules|\.git|dist|coverage)([/\\]|$)|(^|[/\\])\.|~$|\.(swp|tmp|log)$/;
 
 /** Changes within this long of each other make one restart (an editor's save writes several times). */
 export const SETTLE_MS = 100;
