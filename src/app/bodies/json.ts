@@ -1,0 +1,66 @@
+import type { IncomingMessage } from 'node:http';
+import secureJson from 'secure-json-parse';
+import { KError } from '../../errors/k-error.ts';
+import { checkDeclaredLength, hasBody, readBytes } from './common.ts';
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/i;
+/** Deepest nesting of arrays and objects a body may have: deeper ones break recursive code such as `JSON.stringify`. */
+export const MAX_BODY_DEPTH = 512;
+
+/**
+ * Reads and parses a JSON request body: only JSON media types (415 otherwise),
+ * at most `limit` bytes counted while streaming (413), malformed JSON (400) and
+ * `__proto__` / `constructor.prototype` keys (400) rejected.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number, signal?: AbortSignal): Promise<unknown> {
+  if (!hasBody(req)) return undefined;
+  checkContentType(req.headers['content-type']);
+  checkDeclaredLength(req, limit);
+  const text = (await readBytes(req, limit, signal)).toString('utf8');
+  if (text.length === 0) return undefined;
+  if (nestedTooDeep(text, MAX_BODY_DEPTH)) {
+    throw KError.of('BAD_REQUEST', `the body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+  }
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    const message = (error as Error).message;
+    if (message.includes('forbidden prototype property')) {
+      throw KError.of('FORBIDDEN_KEY', "the body contains a forbidden key ('__proto__' or 'constructor.prototype')");
+    }
+    throw KError.of('MALFORMED_JSON', 'the body is not valid JSON');
+  }
+}
+
+/** Whether JSON text nests arrays and objects deeper than `max` (brackets inside strings do not count); linear, no recursion. */
+function nestedTooDeep(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      // a backslash escapes the next character
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+function checkContentType(header: string | undefined): void {
+  const [mediaType = '', ...params] = (header ?? '').split(';');
+  const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
+  const utf8 = charset === undefined || /^charset="?utf-8"?$/.test(charset);
+  if (!JSON_TYPE.test(mediaType.trim()) || !utf8) {
+    throw KError.of(
+      'UNSUPPORTED_MEDIA_TYPE',
+      `expected an application/json body in UTF-8, got '${(header ?? '').slice(0, 100) || 'none'}'`,
+      {
+        headers: { 'Accept-Post': 'application/json' },
+      },
+    );
+  }
+}
