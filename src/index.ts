@@ -9,7 +9,20 @@
  */
 
 export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
-export { Ctx } from './app/ctx.ts';
+export { Ctx, type RequestState } from './app/ctx.ts';
+export {
+  type DefineRoute,
+  defineRoute,
+  type HandlerResult,
+  type NoSchemas,
+  type Paginated,
+  type PathParams,
+  type RouteCtx,
+  type RouteDefinition,
+  type RouteSchemas,
+  type TypedRoute,
+  withTypeProvider,
+} from './app/define-route.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export { Group } from './app/group.ts';
@@ -20,6 +33,7 @@ export {
   offsetOf,
   PAGE_DEFAULTS,
   type Page,
+  type PageOf,
   type PageQuery,
   pageSchema,
   paginated,
@@ -29,6 +43,7 @@ export {
 export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';
+export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';
 export type {

@@ -1,8 +1,8 @@
-import { type Controller, type Ctx, KError, type Middleware, paginated, type Route } from 'flotilla';
-import { BOOK_SCHEMA, NEW_BOOK_SCHEMA, type NewBook } from './book.ts';
+import { type Controller, defineRoute, KError, type Middleware, paginated, type Route } from 'flotilla';
+import { BOOK_SCHEMA, NEW_BOOK_SCHEMA } from './book.ts';
 import type { InMemoryBookRepository } from './book-repository.ts';
 
-const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } } as const;
 
 /** `GET /books` (paginated), `GET /books/:id`, `POST /books` (needs the API key). */
 export class BooksController implements Controller {
@@ -24,29 +24,27 @@ export class BooksController implements Controller {
           description: 'Pages through the catalogue; `author` filters by a case-insensitive substring.',
           tags: ['books'],
           schema: { querystring: { type: 'object', properties: { author: { type: 'string', maxLength: 100 } } } },
-          handler: (ctx: Ctx) =>
-            this.#repo.findAll(
-              ctx.context(),
-              ctx.parsePagination(),
-              ctx.query['author'] === undefined ? {} : { author: String(ctx.query['author']) },
-            ),
+          handler: (ctx) => {
+            const { author } = ctx.query; // string | undefined
+            return this.#repo.findAll(ctx.context(), ctx.parsePagination(), author === undefined ? {} : { author });
+          },
         },
         BOOK_SCHEMA,
       ),
-      {
+      defineRoute({
         method: 'GET',
         path: '/books/:id',
         summary: 'Get a book',
         tags: ['books'],
         schema: { params: ID_PARAMS, response: { 200: BOOK_SCHEMA } },
         handler: async (ctx) => {
-          const id = ctx.params['id'] as number;
+          const { id } = ctx.params; // a number: the schema coerces it
           const book = await this.#repo.findById(ctx.context(), id);
           if (book === undefined) throw KError.notFound(`book ${id} does not exist`);
-          return book;
+          return book; // checked against BOOK_SCHEMA
         },
-      },
-      {
+      }),
+      defineRoute({
         method: 'POST',
         path: '/books',
         summary: 'Add a book',
@@ -55,10 +53,10 @@ export class BooksController implements Controller {
         middlewares: [this.#requireApiKey],
         schema: { body: NEW_BOOK_SCHEMA, response: { 201: BOOK_SCHEMA } },
         handler: async (ctx) => {
-          const book = await this.#repo.create(ctx.context(), ctx.body as NewBook);
+          const book = await this.#repo.create(ctx.context(), ctx.body); // the body is a NewBook
           ctx.setHeader('Location', `${ctx.path}/${book.id}`).created(book);
         },
-      },
+      }),
     ];
   }
 }

@@ -18,7 +18,25 @@ export interface CtxScope {
 export type Reply = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; body: string | Buffer; type: string };
 
 /**
- * The per-request object handed to handlers and middlewares.
+ * What middlewares leave in `ctx.state` for the handlers, in every route: empty
+ * (any key reads as `unknown`) until the service declares its keys by
+ * declaration merging. A middleware typed `Middleware<{ user: User }>` adds its
+ * keys to the state of the routes that list it (see `Middleware`).
+ *
+ * @example
+ * declare module 'flotilla' {
+ *   interface RequestState { tenant: string } // set by an App-wide middleware
+ * }
+ */
+export interface RequestState {
+  [key: string]: unknown;
+}
+
+/**
+ * The per-request object handed to handlers and middlewares. Its type
+ * parameters are what the route's schemas declare (`defineRoute` fills them
+ * in); without them, params and query are `Record<string, unknown>`, the body
+ * `unknown` and the state {@link RequestState}.
  *
  * @example
  * handler: async (ctx) => {
@@ -27,7 +45,13 @@ export type Reply = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind
  *   return repo.findAll(ctx.context(), q);
  * }
  */
-export class Ctx {
+export class Ctx<
+  Params = Record<string, unknown>,
+  Query = Record<string, unknown>,
+  Headers = IncomingHttpHeaders,
+  Body = unknown,
+  State = RequestState,
+> {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
   readonly requestId: string;
@@ -36,12 +60,14 @@ export class Ctx {
   readonly path: string;
   /** The matched route template (`/books/:id`); empty when no route matched. */
   route = '';
-  params: Record<string, unknown> = {};
-  query: Record<string, unknown> = {};
+  /** The route's parameters (coerced and validated by `schema.params`). */
+  params = {} as Params;
+  /** The query string (coerced and validated by `schema.querystring`). */
+  query = {} as Query;
   /** The parsed (and validated) JSON body; `undefined` when the request has none. */
-  body: unknown = undefined;
+  body = undefined as Body;
   /** Free space for middlewares to pass data to handlers (e.g. the authenticated user). */
-  readonly state: Record<string, unknown> = {};
+  readonly state = {} as State;
   /** The OpenTelemetry context of the request, its server span active in it (set by the pipeline). */
   otel: Context = ROOT_CONTEXT;
   /** The trace id of the request's span, when it is recorded (an OpenTelemetry SDK is registered). */
@@ -49,6 +75,8 @@ export class Ctx {
 
   statusCode = 200;
   reply: Reply = { kind: 'none' };
+  /** Writes JSON replies by the matched route's response schemas (set by the pipeline); `undefined`: `JSON.stringify`. */
+  serializer: import('./serializer.ts').ResponseSerializer | undefined = undefined;
 
   readonly #scope: CtxScope;
   #logger: Logger | undefined;
@@ -64,8 +92,9 @@ export class Ctx {
     this.path = path;
   }
 
-  get headers(): IncomingHttpHeaders {
-    return this.req.headers;
+  /** The request headers, lower-case names (coerced and validated by `schema.headers`). */
+  get headers(): Headers {
+    return this.req.headers as Headers;
   }
 
   /** A logger whose every line carries this request's id. */
@@ -78,7 +107,7 @@ export class Ctx {
 
   /** Reads `page` and `limit` from the query (defaults 1 and 20, limit capped at 100); invalid values are a 400 problem. */
   parsePagination(): PageQuery {
-    return parsePagination(this.query);
+    return parsePagination(this.query as Record<string, unknown>);
   }
 
   /** Responds 200 with `value` as JSON. */

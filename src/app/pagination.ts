@@ -1,6 +1,8 @@
 import { KError } from '../errors/k-error.ts';
+import type { HandlerResult, NoSchemas, RouteCtx, RouteDefinition, RouteSchemas, TypedRoute } from './define-route.ts';
 import type { RequestContext } from './request-context.ts';
-import type { JsonSchema, Route } from './route.ts';
+import type { JsonSchema, Middleware, Route } from './route.ts';
+import type { JsonSchemaToTs, ReplyType, TypeProvider } from './type-provider.ts';
 
 /**
  * A page request: 1-based `page` and `limit` items per page.
@@ -152,15 +154,44 @@ export function pageSchema(item: JsonSchema): JsonSchema {
 }
 
 /**
+ * What a paginated route's handler returns: `Page<Item>` for an item schema the
+ * type provider types (`as const`), anything otherwise.
+ *
+ * @example
+ * const Book = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } as const;
+ * type Books = PageOf<typeof Book>; // Page<{ [x: string]: unknown; id: number }>
+ */
+export type PageOf<I, P extends TypeProvider = JsonSchemaToTs> =
+  ReplyType<I, P> extends infer Item ? (unknown extends Item ? unknown : Page<Item>) : never;
+
+/**
  * Marks a list route as paginated: the documentation gains the `page` and
  * `limit` query parameters, and `schema.response[200]` defaults to the
  * `Page<T>` envelope of `item`. Validation of `page`/`limit` stays with
- * `ctx.parsePagination()`.
+ * `ctx.parsePagination()`. The route is typed as with `defineRoute`, and its
+ * handler must return `Page<Item>` (or a promise of it) when `item` is a typed
+ * schema (`as const`).
  *
  * @example
  * paginated({ method: 'GET', path: '/books', handler: async (ctx) => repo.findAll(ctx.context(), ctx.parsePagination()) }, bookSchema);
  */
-export function paginated<R extends Route>(route: R, item: JsonSchema): R {
-  const schema = route.schema ?? {};
-  return { ...route, paginated: { item }, schema: { ...schema, response: { 200: pageSchema(item), ...schema.response } } };
+export function paginated<
+  const Path extends string,
+  // not `const`: an item schema is typed when written `as const`, an inline `{ type: 'object' }` stays untyped
+  I extends object,
+  const S extends RouteSchemas = NoSchemas,
+  const M extends readonly Middleware<object>[] = [],
+>(
+  route: RouteDefinition<Path, S, M, JsonSchemaToTs, PageOf<NoInfer<I>>>,
+  item: I,
+): TypedRoute<RouteCtx<Path, S, M>, HandlerResult<PageOf<I>>> {
+  const plain = route as Route;
+  const schema = plain.schema ?? {};
+  const itemSchema = item as JsonSchema;
+  const marked: Route = {
+    ...plain,
+    paginated: { item: itemSchema },
+    schema: { ...schema, response: { 200: pageSchema(itemSchema), ...schema.response } },
+  };
+  return marked as TypedRoute<RouteCtx<Path, S, M>, HandlerResult<PageOf<I>>>;
 }

@@ -1,4 +1,5 @@
-import type { Ctx } from './ctx.ts';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Ctx, RequestState } from './ctx.ts';
 
 /** HTTP methods a route may declare. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
@@ -10,7 +11,9 @@ export type JsonSchema = Record<string, unknown>;
 /**
  * Onion-style middleware: code before `await next()` runs on the way in, code
  * after it on the way out. Not calling `next` ends the request: the middleware
- * must then respond (e.g. `ctx.ok(...)`) or throw.
+ * must then respond (e.g. `ctx.ok(...)`) or throw. `Middleware<S>` declares
+ * what it puts in `ctx.state`: a route listing it in its `middlewares` (with
+ * `defineRoute`) reads those keys typed.
  *
  * @example
  * const timing: Middleware = async (ctx, next) => {
@@ -18,8 +21,18 @@ export type JsonSchema = Record<string, unknown>;
  *   await next();
  *   ctx.setHeader('Server-Timing', `app;dur=${performance.now() - t0}`);
  * };
+ * const authenticate: Middleware<{ user: User }> = async (ctx, next) => {
+ *   ctx.state.user = await users.fromToken(ctx.headers.authorization);
+ *   await next();
+ * };
  */
-export type Middleware = (ctx: Ctx, next: () => Promise<void>) => unknown;
+// a method's parameters are compared both ways: a Middleware<{ user: User }> is still a Middleware
+export type Middleware<S extends object = object> = {
+  middleware(
+    ctx: Ctx<Record<string, unknown>, Record<string, unknown>, IncomingHttpHeaders, unknown, RequestState & S>,
+    next: () => Promise<void>,
+  ): unknown;
+}['middleware'];
 
 /** A route handler; a returned value (other than `undefined`) is sent as JSON. */
 export type Handler = (ctx: Ctx) => unknown;
@@ -84,10 +97,11 @@ export interface RouteSchema {
 export interface Route {
   method: HttpMethod;
   path: string;
-  handler: Handler;
+  // a method: the typed handlers of `defineRoute` routes (a narrower `ctx`) are routes too
+  handler(ctx: Ctx): unknown;
   schema?: RouteSchema;
   /** Middlewares run after the group's, innermost last. */
-  middlewares?: Middleware[];
+  middlewares?: readonly Middleware[];
   /** `onRequest` hooks of this route, run after the App's and its groups'. */
   onRequest?: RequestHook[];
   summary?: string;
@@ -104,11 +118,18 @@ export interface Route {
 }
 
 /**
- * A set of routes.
+ * A set of routes. A route object written inline here gets the untyped `ctx`
+ * (TypeScript cannot infer each element of the returned array on its own):
+ * wrap it in `defineRoute(…)` to type its handler from its path and schemas.
  *
  * @example
  * class BooksController implements Controller {
- *   routes(): Route[] { return [{ method: 'GET', path: '/books', handler: (ctx) => ctx.ok([]) }]; }
+ *   routes(): Route[] {
+ *     return [
+ *       { method: 'GET', path: '/books', handler: (ctx) => ctx.ok([]) },
+ *       defineRoute({ method: 'GET', path: '/books/:id', handler: (ctx) => repo.get(ctx.params.id) }), // id: string
+ *     ];
+ *   }
  * }
  */
 export interface Controller {
