@@ -20,6 +20,7 @@ import { fmt } from './lib/stats.ts';
 import { ensureCommand } from './lib/tools.ts';
 import { busyJob } from './scenarios/busy-job.ts';
 import { capacity } from './scenarios/capacity.ts';
+import { coordination } from './scenarios/coordination.ts';
 import { killWorker } from './scenarios/kill-worker.ts';
 import { memoryRecycling } from './scenarios/memory-recycling.ts';
 import { prometheusTruth } from './scenarios/prometheus-truth.ts';
@@ -37,6 +38,7 @@ const SCENARIOS: Record<ScenarioName, { title: string; run: Scenario }> = {
   'busy-job': { title: "a cron job computing 2 s every 3 s in the primary's service thread", run: busyJob },
   memory: { title: 'graceful recycling on cluster.maxMemoryMB', run: memoryRecycling },
   prometheus: { title: 'what a real Prometheus sees: kill -9, SIGHUP, a worker busy 15 s', run: prometheusTruth },
+  coordination: { title: 'schedulers across three replicas on Redis and PostgreSQL: the cost of a fire', run: coordination },
   soak: { title: 'soak', run: soak },
 };
 
@@ -60,6 +62,10 @@ async function main(): Promise<number> {
   if (options.only.includes('capacity') || options.only.includes('soak')) ensureCommand('wrk', 'wrk', log);
   if (options.only.includes('slow')) ensureCommand('slowhttptest', 'slowhttptest', log);
   if (options.only.includes('prometheus')) ensureCommand('prometheus', 'prometheus', log);
+  if (options.only.includes('coordination')) {
+    ensureCommand('redis-server', 'redis-server', log);
+    ensureCommand('pg_ctlcluster', 'postgresql', log);
+  }
 
   if (!options.source) log('compiling src/ and the fixture service to JavaScript');
   const runtime = options.source ? sourceRuntime() : compiledRuntime();

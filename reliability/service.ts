@@ -11,6 +11,7 @@
  * - `GET /leak?mb=N` → `{ pid, retainedMB }`: retains N MB more (filled, so resident), never released.
  * - `RELIABILITY_HANG_HOOK=1`: a worker shutdown hook that never resolves (the budget case).
  * - `RELIABILITY_BUSY_JOB=1`: a cron job in the primary's service thread that computes for 2 s every 3 s.
+ * - `RELIABILITY_TICK=1`: a one-second cron job logging `reliability tick` with its fire key and how late it started (`lateMs`).
  */
 import { writeSync } from 'node:fs';
 import { CronScheduler, defineService } from 'flotilla';
@@ -102,6 +103,21 @@ export default defineService((app) => {
               // computing on purpose, 2 s
             }
           },
+        },
+      ]),
+    );
+  }
+  if (app.role === 'primary' && process.env['RELIABILITY_TICK'] === '1') {
+    app.registerScheduler(
+      new CronScheduler([
+        {
+          name: 'tick',
+          cron: '* * * * * *',
+          run: (_signal, fire) =>
+            app.logger.info(
+              { fire: fire.key, lateMs: performance.timeOrigin + performance.now() - fire.date.getTime() },
+              'reliability tick',
+            ),
         },
       ]),
     );

@@ -1,7 +1,18 @@
 import { parseArgs } from 'node:util';
 import { parseDuration } from './clock.ts';
 
-export const SCENARIOS = ['capacity', 'kill', 'sigterm', 'slow', 'stuck', 'busy-job', 'memory', 'prometheus', 'soak'] as const;
+export const SCENARIOS = [
+  'capacity',
+  'kill',
+  'sigterm',
+  'slow',
+  'stuck',
+  'busy-job',
+  'memory',
+  'prometheus',
+  'coordination',
+  'soak',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Options {

@@ -73,6 +73,7 @@ export class App implements Registrar {
   readonly #router: Router;
   readonly #inFlight = new InFlight();
   readonly #deadline = new AbortController();
+  readonly #drain = new AbortController();
   readonly #hooks: ShutdownHook[] = [];
   readonly #schedulers: Scheduler[] = [];
   readonly #checkers: HealthChecker[] = [];
@@ -109,6 +110,7 @@ export class App implements Registrar {
       handler: this.#handler,
       inFlight: this.#inFlight,
       deadline: this.#deadline,
+      drain: this.#drain,
       hooks: this.#hooks,
       schedulers: this.#schedulers,
       registry: this.#registry,
@@ -239,7 +241,7 @@ export class App implements Registrar {
   registerScheduler(scheduler: Scheduler): void {
     if (!this.#runSchedulers) return;
     this.#schedulers.push(scheduler);
-    this.onShutdown((signal) => scheduler.stop(signal));
+    this.onShutdown((signal) => this.#lifecycle.stopScheduler(scheduler, signal));
   }
 
   registerHealthChecker(checker: HealthChecker): void {
@@ -278,6 +280,7 @@ export class App implements Registrar {
     };
     return {
       router: this.#router,
+      drain: this.#drain.signal,
       requestHooks: this.#requestHooks,
       seams: this.#seams,
       cors: createCors(this.config.cors),

@@ -3,6 +3,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedConfig } from '../config/types.ts';
+import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
 import { createError } from '../errors/flotilla-error.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -23,6 +24,8 @@ export interface LifecycleParts {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   inFlight: InFlight;
   deadline: AbortController;
+  /** Aborted when draining starts: long-lived responses (event streams) end then, before the hooks run. */
+  drain: AbortController;
   hooks: readonly ShutdownHook[];
   schedulers: readonly Scheduler[];
   registry: Registry;
@@ -46,6 +49,7 @@ export class Lifecycle {
   #shutdownStarted = 0;
   #untrap: (() => void) | undefined;
   #draining = false;
+  #running: RunningSchedulers | undefined;
   /** Port of the standalone metrics endpoint, once listening. */
   metricsPort: number | undefined;
   /** Whether the last shutdown completed in time with no failing hook. */
@@ -63,6 +67,11 @@ export class Lifecycle {
 
   get state(): State {
     return this.#state;
+  }
+
+  /** A scheduler's shutdown hook: through the coordination once started (`src/coordination/start.ts`), else its own `stop`. */
+  stopScheduler(scheduler: Scheduler, signal: AbortSignal): Promise<void> | void {
+    return this.#running === undefined ? scheduler.stop(signal) : this.#running.stop(scheduler, signal);
   }
 
   ready(): Promise<{ host: string; port: number }> {
@@ -89,10 +98,7 @@ export class Lifecycle {
         this.metricsPort = endpoint.port;
       }
       const env = { logger, registry: this.#parts.registry, tracer: this.#parts.tracer() };
-      for (const scheduler of this.#parts.schedulers) {
-        scheduler.bind?.(env);
-        await scheduler.start();
-      }
+      this.#running = await startSchedulers(this.#parts.schedulers, env, config);
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
       logger.info({ address, role: this.#parts.role }, `${config.serviceName} listening`);
@@ -135,6 +141,8 @@ export class Lifecycle {
       drainDelayMs: stayReady ? 0 : config.shutdown.drainDelayMs,
       startDraining: () => {
         this.#draining = !stayReady;
+        // a retiring worker's event streams end too: their clients reconnect to the processes that stay
+        this.#parts.drain.abort();
       },
     });
     if (this.#metricsServer !== undefined) {

@@ -3,11 +3,13 @@ export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /(secret|password|passwd|token|api[-_]?key|private[-_]?key|credential|auth)/i;
 const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#]+@/gi;
+/** A password in a URL's query (`postgres://db/app?password=…`, as libpq reads it). */
+const URL_QUERY_SECRET = /([?&](?:password|passwd|pass|pwd)=)[^&#\s]*/gi;
 
 /**
  * A deep copy of a config that is safe to print: the value of every key that
- * looks secret (`password`, `apiKey`, `token`, …) and the user info of every
- * URL (`https://user:pass@host`) become `"[redacted]"`. Booleans and nulls
+ * looks secret (`password`, `apiKey`, `token`, …), the user info of every
+ * URL (`https://user:pass@host`) and a `password` in a URL's query become `"[redacted]"`. Booleans and nulls
  * under such keys are kept: they are switches, not secrets (`cors.credentials`).
  *
  * @example
@@ -20,7 +22,7 @@ export function redactConfig(config: object): Record<string, unknown> {
 }
 
 function redact(value: unknown, seen: WeakMap<object, unknown>): unknown {
-  if (typeof value === 'string') return value.replace(URL_USERINFO, `$1${REDACTED}@`);
+  if (typeof value === 'string') return value.replace(URL_USERINFO, `$1${REDACTED}@`).replace(URL_QUERY_SECRET, `$1${REDACTED}`);
   if (typeof value !== 'object' || value === null) return value;
   const known = seen.get(value);
   if (known !== undefined) return known;

@@ -280,5 +280,41 @@ export const CONFIG_SCHEMA = object(
         }),
       },
     ),
+    coordination: object(
+      {
+        default: present,
+        description:
+          'Schedulers across replicas: each cron fire runs on one replica, other schedulers on the holder of a lease. Off without `url`.',
+      },
+      {
+        url: {
+          type: 'string',
+          pattern: '^$|^(redis|rediss|postgres|postgresql)://\\S+$',
+          maxLength: 2048,
+          description:
+            'The coordinator: `redis://` or `rediss://` (Redis), `postgres://` or `postgresql://` (PostgreSQL), typically from the environment. Empty or absent: every replica runs every scheduler.',
+        },
+        leaseTtlMs: ms(1_000, 3_600_000, {
+          default: 15_000,
+          description:
+            'A lease not renewed for this long expires: the longest time before another replica takes over the lease-based schedulers of a dead holder.',
+        }),
+        leaseRenewMs: ms(100, 1_200_000, {
+          default: 5_000,
+          description:
+            'The lease holder renews it this often, and the other replicas try to take it this often. `leaseRenewMs + timeoutMs` must be less than `leaseTtlMs`.',
+        }),
+        maxClockSkewMs: ms(1_000, 3_600_000, {
+          default: 30_000,
+          description:
+            "A cron fire is claimed only while the coordinator's clock is within this of its scheduled time (a replica further off skips it, reason `clock-skew`); a claim is kept twice as long.",
+        }),
+        timeoutMs: ms(50, 60_000, {
+          default: 1_000,
+          description:
+            'Each exchange with the coordinator (connection, claim, lease renewal) fails after this long: the fire is skipped, the lease lost.',
+        }),
+      },
+    ),
   },
 );

@@ -48,13 +48,15 @@ export interface MetricsConfig extends Inner<KConfig, 'metrics'> {}
 export interface I18nConfig extends Inner<KConfig, 'i18n'> {}
 /** Worker supervision in cluster mode (`cluster`); see `CONFIG_SCHEMA.properties.cluster`. */
 export interface ClusterConfig extends Inner<KConfig, 'cluster'> {}
+/** Schedulers across replicas (`coordination`); see `CONFIG_SCHEMA.properties.coordination`. */
+export interface CoordinationConfig extends Inner<KConfig, 'coordination'> {}
 
 /** Readonly, and the objects one level down too (a resolved config is deeply frozen at run time). */
 type ReadonlyTwoLevels<T> = { readonly [K in keyof T]: T[K] extends readonly unknown[] ? T[K] : Readonly<T[K]> };
 
 /**
  * A validated config with every default applied, deeply frozen: every key with a default in
- * `CONFIG_SCHEMA` is present; `docs.description`/`contact`/`license`, `i18n` and `service`, which
- * have none, stay optional.
+ * `CONFIG_SCHEMA` is present; `docs.description`/`contact`/`license`, `i18n`, `service` and
+ * `coordination.url`, which have none, stay optional.
  */
 export interface ResolvedConfig extends ReadonlyTwoLevels<FromSchema<Schema>> {}

@@ -124,6 +124,21 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
     add(['metrics', 'port'], `must differ from port (${c.port})`);
   }
   problems.push(...clusterProblems(c, host));
+  const co: Record<string, unknown> = isPlainObject(c.coordination) ? c.coordination : {};
+  const coordinationMs = (key: 'leaseRenewMs' | 'timeoutMs' | 'leaseTtlMs') => {
+    const v = co[key] ?? DEFAULTS.coordination[key];
+    return typeof v === 'number' ? v : Number.NaN;
+  };
+  const renewMs = coordinationMs('leaseRenewMs');
+  const coordinatorTimeoutMs = coordinationMs('timeoutMs');
+  const ttlMs = coordinationMs('leaseTtlMs');
+  if (renewMs + coordinatorTimeoutMs >= ttlMs) {
+    add(
+      ['coordination', co.leaseRenewMs === undefined && co.leaseTtlMs !== undefined ? 'leaseTtlMs' : 'leaseRenewMs'],
+      `coordination.leaseRenewMs (${renewMs}) + coordination.timeoutMs (${coordinatorTimeoutMs}) must be less than coordination.leaseTtlMs (${ttlMs}): ` +
+        'a holder whose renewal fails must stop its schedulers before the lease expires',
+    );
+  }
   return problems;
 }
 

@@ -1,4 +1,12 @@
-import { Counter, type CounterConfiguration, Histogram, type HistogramConfiguration, type Registry } from 'prom-client';
+import {
+  Counter,
+  type CounterConfiguration,
+  Gauge,
+  type GaugeConfiguration,
+  Histogram,
+  type HistogramConfiguration,
+  type Registry,
+} from 'prom-client';
 import { createError } from '../errors/flotilla-error.ts';
 
 /**
@@ -29,7 +37,20 @@ export function registeredHistogram<T extends string>(registry: Registry, config
   return existing as Histogram<T>;
 }
 
-function assertSameShape(metric: object, type: typeof Counter | typeof Histogram, labelNames: readonly string[] = []): void {
+/**
+ * The gauge named `config.name` on `registry`: the one already registered there, else a new one.
+ *
+ * @example
+ * const held = registeredGauge(registry, { name: 'lease_held', help: 'Whether the lease is held' });
+ */
+export function registeredGauge<T extends string>(registry: Registry, config: GaugeConfiguration<T>): Gauge<T> {
+  const existing = registry.getSingleMetric(config.name);
+  if (existing === undefined) return new Gauge({ ...config, registers: [registry] });
+  assertSameShape(existing, Gauge, config.labelNames);
+  return existing as Gauge<T>;
+}
+
+function assertSameShape(metric: object, type: typeof Counter | typeof Histogram | typeof Gauge, labelNames: readonly string[] = []): void {
   const { name, labelNames: existing = [] } = metric as { name?: string; labelNames?: readonly string[] };
   if (!(metric instanceof type)) {
     throw createError('FLO_ERR_METRIC_CONFLICT', { name, conflict: `but is not a ${type.name.toLowerCase()}` });

@@ -10,6 +10,7 @@ import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, Req
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 
@@ -20,7 +21,8 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
  * Routes, controllers, groups and health checkers are accepted and dropped:
  * the workers serve them. No router, validators or docs are built here.
  *
- * `start()` binds and starts the schedulers; `close(deadline)` runs the hooks
+ * `start()` binds and starts the schedulers (across replicas with `coordination.url`:
+ * `src/coordination/start.ts`); `close(deadline)` runs the hooks
  * (the schedulers' stops among them, in registration order) with one signal
  * that aborts at the deadline, as a worker's shutdown does.
  *
@@ -40,6 +42,7 @@ export class ServicePart implements Registrar {
   readonly #schedulers: Scheduler[] = [];
   readonly #deadline = new AbortController();
   #tracer: Tracer;
+  #running: RunningSchedulers | undefined;
   #clean = true;
 
   constructor(config: ResolvedConfig, logBindings: Record<string, unknown> = {}) {
@@ -82,7 +85,7 @@ export class ServicePart implements Registrar {
 
   registerScheduler(scheduler: Scheduler): void {
     this.#schedulers.push(scheduler);
-    this.onShutdown((signal) => scheduler.stop(signal));
+    this.onShutdown((signal) => (this.#running === undefined ? scheduler.stop(signal) : this.#running.stop(scheduler, signal)));
   }
 
   onShutdown(hook: ShutdownHook): void {
@@ -101,10 +104,7 @@ export class ServicePart implements Registrar {
 
   async start(): Promise<void> {
     const env = { logger: this.logger, registry: this.registry, tracer: this.#tracer };
-    for (const scheduler of this.#schedulers) {
-      scheduler.bind?.(env);
-      await scheduler.start();
-    }
+    this.#running = await startSchedulers(this.#schedulers, env, this.config);
     this.logger.info({ schedulers: this.#schedulers.length }, 'primary part of the service started');
   }
 

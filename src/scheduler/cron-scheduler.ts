@@ -1,9 +1,25 @@
 import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
-import cron, { type Logger as CronLogger, type ScheduledTask } from 'node-cron';
+import cron, { type Logger as CronLogger, type RunCoordinator, type ScheduledTask } from 'node-cron';
 import { type Logger, pino } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
-import { type JobOutcome, type SchedulerMetrics, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
-import type { Scheduler, SchedulerEnv } from './scheduler.ts';
+import { type JobOutcome, type SchedulerMetrics, type SkipReason, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
+import type { FireCoordinator, Scheduler, SchedulerEnv } from './scheduler.ts';
+
+/**
+ * One fire of a cron job, as its `run` receives it.
+ *
+ * @example
+ * run: (signal, fire) => db.query('INSERT INTO reports (fire, …) VALUES ($1, …) ON CONFLICT (fire) DO NOTHING', [fire.key])
+ */
+export interface CronFire {
+  /**
+   * `${job name}:${scheduled time, ISO 8601}`, e.g. `report:2026-05-20T06:00:00.000Z`: the same on
+   * every replica for one fire, different for the next. A key for idempotent writes.
+   */
+  readonly key: string;
+  /** The scheduled time of the fire (not the moment it started). */
+  readonly date: Date;
+}
 
 /**
  * A job of a {@link CronScheduler}.
@@ -12,12 +28,12 @@ import type { Scheduler, SchedulerEnv } from './scheduler.ts';
  * const report: CronJob = { name: 'daily-report', cron: '0 0 6 * * *', run: (signal) => reports.send({ signal }) };
  */
 export interface CronJob {
-  /** Unique within the scheduler; the `job` label of its metrics and logs. */
+  /** Unique within the scheduler (within the service with `coordination.url`); the `job` label of its metrics and logs. */
   name: string;
   /** A node-cron expression: 5 fields, or 6 with seconds first (`0 30 3 * * *` is 03:30:00 daily). */
   cron: string;
-  /** One run. `signal` aborts when the scheduler's `stop(signal)` deadline passes. */
-  run: (signal: AbortSignal) => Promise<void> | void;
+  /** One run. `signal` aborts when the scheduler's `stop(signal)` deadline passes; `fire` says which fire it is. */
+  run: (signal: AbortSignal, fire: CronFire) => Promise<void> | void;
 }
 
 /**
@@ -55,6 +71,13 @@ interface Ran {
  * `flotilla_scheduler_run_duration_seconds{job}`, and wraps each run in a
  * `cron <job name>` span. Unbound, it logs nothing and records nothing.
  *
+ * With `coordination.url` (bound with `env.coordinator`), every replica schedules the jobs and
+ * asks the coordinator before each fire; the one whose claim wins runs it, the others do nothing
+ * (node-cron's `distributed` tasks). A fire the coordinator cannot decide (unreachable, too slow,
+ * clocks too far apart) is skipped, logged at warn and counted as `skipped` with its `reason`:
+ * never run twice. A replica whose previous run of the job is still going does not claim the fire,
+ * so another replica may run it (runs of one job may then overlap across replicas).
+ *
  * Lifecycle: `start()` is idempotent; `stop(signal)` is idempotent, starts no
  * new run, and resolves when the running jobs have finished or `signal` has
  * aborted (running jobs' signals abort with it). A stopped scheduler stays
@@ -66,11 +89,14 @@ interface Ran {
  * ]));
  */
 export class CronScheduler implements Scheduler {
+  /** Every replica runs it and claims each fire: see {@link SchedulerCoordination}. */
+  readonly coordination = 'per-fire';
   readonly #jobs: readonly CronJob[];
   readonly #timezone: string | undefined;
   #logger: Logger = silentLogger();
   #metrics: SchedulerMetrics | undefined;
   #tracer: Tracer | undefined;
+  #coordinator: FireCoordinator | undefined;
   #state: 'new' | 'started' | 'stopped' = 'new';
   #tasks: ScheduledTask[] = [];
   readonly #running = new Map<string, Run>();
@@ -87,9 +113,11 @@ export class CronScheduler implements Scheduler {
 
   bind(env: SchedulerEnv): void {
     this.#logger = env.logger.child({ component: 'scheduler' });
+    this.#coordinator = env.coordinator;
     this.#metrics = schedulerMetrics(
       env.registry,
       this.#jobs.map((j) => j.name),
+      env.coordinator !== undefined,
     );
     this.#tracer = env.tracer;
   }
@@ -98,9 +126,17 @@ export class CronScheduler implements Scheduler {
     if (this.#state !== 'new') return;
     this.#state = 'started';
     const logger = this.#cronLogger();
+    const coordinator = this.#coordinator;
     for (const job of this.#jobs) {
-      const options = { name: job.name, logger, ...(this.#timezone === undefined ? {} : { timezone: this.#timezone }) };
-      const task = cron.createTask(job.cron, () => this.#tick(job), options);
+      const options = {
+        name: job.name,
+        logger,
+        ...(this.#timezone === undefined ? {} : { timezone: this.#timezone }),
+        ...(coordinator === undefined
+          ? {}
+          : { distributed: true, runCoordinator: this.#claims(job, coordinator), distributedLease: coordinator.ttlMs }),
+      };
+      const task = cron.createTask(job.cron, (context) => this.#tick(job, context.date), options);
       this.#tasks.push(task);
       task.start();
     }
@@ -134,27 +170,63 @@ export class CronScheduler implements Scheduler {
     }
   }
 
-  #tick(job: CronJob): void {
+  /**
+   * What node-cron asks before each fire of `job` (its `RunCoordinator`): no claim while stopped or
+   * while the previous run goes on; otherwise the coordinator's answer. Never rejects: a fire the
+   * coordinator cannot decide is skipped here, logged and counted with its reason.
+   */
+  #claims(job: CronJob, coordinator: FireCoordinator): RunCoordinator {
+    return {
+      shouldRun: async (key, ttlMs) => {
+        if (this.#state !== 'started') return false;
+        if (this.#running.has(job.name)) {
+          this.#skipped(job.name, key, 'overlap');
+          return false;
+        }
+        try {
+          return await coordinator.shouldRun(key, ttlMs);
+        } catch (error) {
+          this.#skipped(job.name, key, skipReasonOf(error), error);
+          return false;
+        }
+      },
+    };
+  }
+
+  #skipped(job: string, fire: string, reason: SkipReason, error?: unknown): void {
+    this.#metrics?.runs.inc({ job, outcome: 'skipped', reason });
+    const why = {
+      overlap: 'its previous run is still running',
+      'coordinator-error': 'the coordinator did not answer',
+      'clock-skew': "this replica's clock is too far from the coordinator's",
+    }[reason];
+    this.#logger.warn(
+      { job, fire, outcome: 'skipped', reason, ...(error === undefined ? {} : { err: error }) },
+      `scheduled job skipped: ${why}`,
+    );
+  }
+
+  #tick(job: CronJob, date: Date): void {
     if (this.#state !== 'started') return;
+    const fire: CronFire = Object.freeze({ key: `${job.name}:${date.toISOString()}`, date });
     if (this.#running.has(job.name)) {
-      this.#metrics?.runs.inc({ job: job.name, outcome: 'skipped' });
-      this.#logger.warn({ job: job.name, outcome: 'skipped' }, 'scheduled job skipped: its previous run is still running');
+      this.#skipped(job.name, fire.key, 'overlap');
       return;
     }
     const controller = new AbortController();
     const { promise: done, resolve } = Promise.withResolvers<void>();
     this.#running.set(job.name, { controller, done });
-    this.#execute(job, controller.signal)
+    this.#execute(job, controller.signal, fire)
       .then((ran) => {
         this.#running.delete(job.name); // before reporting: once the outcome is logged, the job is not running
-        this.#report(job.name, ran);
+        this.#report(job.name, fire.key, ran);
       })
       // a throwing logger, registry or tracer must never surface as an unhandled rejection
       .catch(() => this.#running.delete(job.name))
       .finally(resolve);
   }
 
-  async #execute(job: CronJob, signal: AbortSignal): Promise<Ran> {
+  async #execute(job: CronJob, signal: AbortSignal, fire: CronFire): Promise<Ran> {
     const started = performance.now();
     const span = this.#tracer?.startSpan(
       `cron ${job.name}`,
@@ -162,21 +234,21 @@ export class CronScheduler implements Scheduler {
       ROOT_CONTEXT,
     );
     try {
-      await (span === undefined ? job.run(signal) : context.with(trace.setSpan(ROOT_CONTEXT, span), () => job.run(signal)));
+      await (span === undefined ? job.run(signal, fire) : context.with(trace.setSpan(ROOT_CONTEXT, span), () => job.run(signal, fire)));
       return { outcome: 'success', error: undefined, durationMs: performance.now() - started, span };
     } catch (error) {
       return { outcome: 'failure', error, durationMs: performance.now() - started, span };
     }
   }
 
-  #report(job: string, { outcome, error, durationMs: elapsed, span }: Ran): void {
+  #report(job: string, fire: string, { outcome, error, durationMs: elapsed, span }: Ran): void {
     const durationMs = Math.round(elapsed * 1000) / 1000;
     this.#metrics?.runs.inc({ job, outcome });
     this.#metrics?.duration.observe({ job }, elapsed / 1000);
     if (outcome === 'success') {
-      this.#logger.info({ job, durationMs, outcome }, 'scheduled job succeeded');
+      this.#logger.info({ job, fire, durationMs, outcome }, 'scheduled job succeeded');
     } else {
-      this.#logger.error({ job, durationMs, outcome, err: error }, 'scheduled job failed');
+      this.#logger.error({ job, fire, durationMs, outcome, err: error }, 'scheduled job failed');
       span?.recordException(error instanceof Error ? error : String(error));
       span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     }
@@ -198,6 +270,13 @@ let silent: Logger | undefined;
 function silentLogger(): Logger {
   silent ??= pino({ enabled: false });
   return silent;
+}
+
+/** A coordinator's rejection carries `reason: 'clock-skew'` when it refused the fire for the clocks; anything else is an error. */
+function skipReasonOf(error: unknown): SkipReason {
+  return typeof error === 'object' && error !== null && (error as { reason?: unknown }).reason === 'clock-skew'
+    ? 'clock-skew'
+    : 'coordinator-error';
 }
 
 function validJobs(jobs: readonly CronJob[]): readonly CronJob[] {

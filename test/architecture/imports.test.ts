@@ -15,6 +15,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   errors: ['app', 'primary', 'worker', 'cli'],
   metrics: ['app', 'primary', 'worker', 'cli'],
   scheduler: ['app', 'primary', 'worker', 'cli'],
+  coordination: ['app', 'primary', 'worker', 'cli', 'ipc'],
   utils: ['app', 'primary', 'worker', 'cli', 'ipc', 'config', 'cluster', 'errors', 'metrics', 'scheduler', 'i18n'],
 };
 

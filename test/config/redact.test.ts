@@ -25,6 +25,19 @@ test('values of secret-looking keys are redacted, at any depth', () => {
   });
 });
 
+test('the coordinator URL: user info and a password in the query are redacted', () => {
+  assert.deepEqual(
+    redactConfig({
+      coordination: { url: 'rediss://:s3cret@redis.internal:6380/0' },
+      other: 'postgresql://flotilla@db.internal/app?sslmode=require&password=s3cret&application_name=x',
+    }),
+    {
+      coordination: { url: 'rediss://[redacted]@redis.internal:6380/0' },
+      other: 'postgresql://[redacted]@db.internal/app?sslmode=require&password=[redacted]&application_name=x',
+    },
+  );
+});
+
 test('credentials inside URLs are redacted, the rest of the URL kept', () => {
   assert.deepEqual(
     redactConfig({

@@ -23,7 +23,7 @@ interface Node {
 }
 
 /** The keys without a default: absent from a resolved config until given. Anything else has one. */
-const OPTIONAL = ['docs.description', 'docs.contact', 'docs.license', 'i18n', 'service', 'settings'] as const;
+const OPTIONAL = ['docs.description', 'docs.contact', 'docs.license', 'i18n', 'service', 'settings', 'coordination.url'] as const;
 
 /** Every key of the schema with its schema and whether the object holding it has a default (or is the root). */
 function keys(node: Node = CONFIG_SCHEMA, prefix = '', holderDefaulted = true): { key: string; node: Node; defaulted: boolean }[] {

@@ -139,3 +139,27 @@ test('a numeric workers above 4 × the CPUs available is refused unless allowOve
   assert.deepEqual(configProblems({ workers: Math.min(4 * cpus, 1024) }), []);
   if (4 * cpus + 1 <= 1024) assert.equal(configProblems({ workers: 4 * cpus + 1 }).length, 1);
 });
+
+test('coordination: the URL names a backend by its scheme; empty is off; renewals and timeouts must fit in the lease', () => {
+  const { coordination } = resolveConfig({});
+  assert.deepEqual(coordination, { leaseTtlMs: 15_000, leaseRenewMs: 5_000, maxClockSkewMs: 30_000, timeoutMs: 1_000 });
+  for (const url of [
+    'redis://redis:6379',
+    'rediss://:pw@redis:6380/1',
+    'postgres://u:p@db/app',
+    'postgresql://db/app?sslmode=require',
+    '',
+  ]) {
+    assert.deepEqual(problems({ coordination: { url } }), [], url);
+  }
+  for (const url of ['http://redis:6379', 'redis:6379', 'mysql://db/app', 'redis:// spaces']) {
+    assert.match(problems({ coordination: { url } }).join('; '), /^coordination\.url: must match pattern/, url);
+  }
+  assert.deepEqual(problems({ coordination: { leaseTtlMs: 5_000 } }), [
+    'coordination.leaseTtlMs: coordination.leaseRenewMs (5000) + coordination.timeoutMs (1000) must be less than coordination.leaseTtlMs (5000): ' +
+      'a holder whose renewal fails must stop its schedulers before the lease expires',
+  ]);
+  assert.equal(problems({ coordination: { leaseRenewMs: 14_000 } }).length, 1);
+  assert.deepEqual(problems({ coordination: { leaseTtlMs: 3_000, leaseRenewMs: 1_000, timeoutMs: 500 } }), []);
+  assert.deepEqual(problems({ coordination: { leaseTtlMs: 'soon' } }).length, 1, 'a wrong type is reported once, by the schema');
+});

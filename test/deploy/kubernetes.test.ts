@@ -54,3 +54,13 @@ test('Prometheus scrape annotations point at the metrics port and path', () => {
   assert.equal(Number(a['prometheus.io/port']), config.metrics.port);
   assert.equal(a['prometheus.io/path'], config.metrics.path);
 });
+
+test('three replicas share their schedulers: coordination.url comes from a Secret', () => {
+  assert.equal(deployment['spec']['replicas'], 3);
+  const variable = container['env'].find((e: { name: string }) => e.name === 'COORDINATION_URL');
+  assert.deepEqual(variable?.valueFrom, { secretKeyRef: { name: 'books-coordination', key: 'url' } });
+  const url = 'redis://:s3cret@redis:6379';
+  const { config: withSecret } = loadConfigFile(join(root, 'config/app.yaml'), { COORDINATION_URL: url });
+  assert.equal(withSecret.coordination.url, url, 'config/app.yaml reads it');
+  assert.equal(config.coordination.url, '', 'unset (npm start): off');
+});

@@ -17,7 +17,8 @@ import {
 } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { type MetricValue, Registry } from 'prom-client';
-import { type CronJob, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
+import { type CronFire, type CronJob, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
+import type { FireCoordinator } from '../../src/scheduler/scheduler.ts';
 import { schedulerContract } from './scheduler-contract.ts';
 
 schedulerContract('CronScheduler', (run) => new CronScheduler([{ name: 'contract', cron: '* * * * * *', run }]));
@@ -321,5 +322,99 @@ describe('CronScheduler runs (fake clock)', () => {
     b.bind(env);
     assert.equal(await runCount(registry, 'a', 'skipped'), 0);
     assert.equal(await runCount(registry, 'b', 'failure'), 0);
+  });
+});
+
+describe('CronScheduler with a coordinator (fake clock)', () => {
+  /** A per-fire coordinator that records the claims and answers with `answer(key)`. */
+  function coordinator(answer: (key: string) => boolean | Promise<boolean>) {
+    const claims: { key: string; ttlMs: number }[] = [];
+    const fires: FireCoordinator = {
+      backend: 'test',
+      ttlMs: 60_000,
+      shouldRun: (key, ttlMs) => {
+        claims.push({ key, ttlMs });
+        return answer(key);
+      },
+    };
+    return { fires, claims };
+  }
+
+  function coordinated(jobs: CronJob[], fires: FireCoordinator) {
+    const sink = logSink();
+    const registry = new Registry();
+    const scheduler = new CronScheduler(jobs);
+    scheduler.bind({ logger: sink.logger, registry, tracer: trace.getTracer('test'), coordinator: fires });
+    return { scheduler, sink, registry };
+  }
+
+  async function skips(registry: Registry, job: string, reason: string): Promise<number | undefined> {
+    const metric = await registry.getSingleMetric('flotilla_scheduler_runs_total')?.get();
+    return metric?.values.find((v) => v.labels['job'] === job && v.labels['outcome'] === 'skipped' && v.labels['reason'] === reason)?.value;
+  }
+
+  it('claims each fire by its key and scheduled time, and runs the ones it wins with that key', async (t) => {
+    const advance = fakeClock(t);
+    const { fires, claims } = coordinator((key) => key.endsWith(':02.000Z'));
+    const runs: CronFire[] = [];
+    const { scheduler } = coordinated([{ name: 'tick', cron: '* * * * * *', run: (_signal, fire) => void runs.push(fire) }], fires);
+    assert.equal(scheduler.coordination, 'per-fire');
+    scheduler.start();
+    await advance(3);
+    assert.deepEqual(
+      claims.map((c) => c.key),
+      ['tick:2030-01-01T00:00:01.000Z', 'tick:2030-01-01T00:00:02.000Z', 'tick:2030-01-01T00:00:03.000Z'],
+    );
+    assert.ok(
+      claims.every((c) => c.ttlMs === 60_000),
+      "node-cron passes the coordinator's ttl back",
+    );
+    assert.deepEqual(
+      runs.map((f) => [f.key, f.date.toISOString()]),
+      [['tick:2030-01-01T00:00:02.000Z', '2030-01-01T00:00:02.000Z']],
+    );
+    await scheduler.stop(AbortSignal.timeout(1_000));
+  });
+
+  it('skips a fire the coordinator cannot decide, with its reason, logged and counted', async (t) => {
+    const advance = fakeClock(t);
+    const skew = Object.assign(new Error('clocks apart'), { reason: 'clock-skew' });
+    const answers = [Promise.reject(new Error('connection refused')), Promise.reject(skew)];
+    for (const a of answers) a.catch(() => {});
+    const { fires } = coordinator(() => answers.shift() ?? true);
+    let calls = 0;
+    const { scheduler, sink, registry } = coordinated([{ name: 'tick', cron: '* * * * * *', run: () => void calls++ }], fires);
+    assert.equal(await skips(registry, 'tick', 'coordinator-error'), 0, 'the coordinated reasons start at 0');
+    scheduler.start();
+    await advance(3);
+    assert.equal(calls, 1, 'only the third fire ran');
+    const skipped = sink.lines.filter((l) => l['outcome'] === 'skipped');
+    assert.deepEqual(
+      skipped.map((l) => [l.level, l['reason'], l['fire']]),
+      [
+        [WARN, 'coordinator-error', 'tick:2030-01-01T00:00:01.000Z'],
+        [WARN, 'clock-skew', 'tick:2030-01-01T00:00:02.000Z'],
+      ],
+    );
+    assert.equal(await skips(registry, 'tick', 'coordinator-error'), 1);
+    assert.equal(await skips(registry, 'tick', 'clock-skew'), 1);
+    assert.equal(await runCount(registry, 'tick', 'success'), 1);
+    await scheduler.stop(AbortSignal.timeout(1_000));
+  });
+
+  it('does not claim a fire while its previous run is still going: another replica may take it', async (t) => {
+    const advance = fakeClock(t);
+    const { fires, claims } = coordinator(() => true);
+    let release = () => {};
+    const { scheduler, registry } = coordinated(
+      [{ name: 'slow', cron: '* * * * * *', run: () => new Promise<void>((resolve) => (release = resolve)) }],
+      fires,
+    );
+    scheduler.start();
+    await advance(3);
+    assert.equal(claims.length, 1, 'claimed the first fire only');
+    assert.equal(await skips(registry, 'slow', 'overlap'), 2);
+    release();
+    await scheduler.stop(AbortSignal.timeout(1_000));
   });
 });

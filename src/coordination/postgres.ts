@@ -1,0 +1,201 @@
+import type { Client, ClientConfig, Pool } from 'pg';
+import { ClockSkewError, type Coordinator, type CoordinatorOptions, describeError, fireTimeOf, type LeaseAttempt } from './coordinator.ts';
+import { importClient } from './import-client.ts';
+
+/**
+ * The tables, created when missing (under a transaction-scoped advisory lock, so that replicas
+ * starting together do not race on the catalog). A fire's claim is a row of `flotilla_fires`,
+ * unique on (service, job, fire_time); a lease's fencing token is a row of `flotilla_leases`.
+ */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS flotilla_fires (
+  service text NOT NULL,
+  job text NOT NULL,
+  fire_time timestamptz NOT NULL,
+  holder text NOT NULL,
+  claimed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (service, job, fire_time)
+);
+CREATE INDEX IF NOT EXISTS flotilla_fires_by_time ON flotilla_fires (service, fire_time);
+CREATE TABLE IF NOT EXISTS flotilla_leases (
+  service text PRIMARY KEY,
+  token bigint NOT NULL,
+  holder text NOT NULL,
+  acquired_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);`;
+
+/**
+ * A fire's claim: the insert of its row, only while the server's clock is within $5 ms of the
+ * fire time ($3, epoch ms). One round trip; `won` is true for the one insert that made the row.
+ */
+const CLAIM = `WITH clock AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $3::bigint AS skew),
+claimed AS (
+  INSERT INTO flotilla_fires (service, job, fire_time, holder)
+  SELECT $1, $2, to_timestamp($3::bigint / 1000.0), $4 FROM clock WHERE abs(skew) <= $5::bigint
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)
+SELECT skew::float8 AS skew, EXISTS (SELECT 1 FROM claimed) AS won FROM clock`;
+
+/** Rows of fires no replica can claim any more (older than the claim window), deleted at most once a minute per replica. */
+const PRUNE = `DELETE FROM flotilla_fires WHERE service = $1 AND fire_time < clock_timestamp() - make_interval(secs => $2::float8 / 1000)`;
+const PRUNE_EVERY_MS = 60_000;
+
+const NEXT_TOKEN = `INSERT INTO flotilla_leases (service, token, holder) VALUES ($1, 1, $2)
+ON CONFLICT (service) DO UPDATE SET token = flotilla_leases.token + 1, holder = EXCLUDED.holder, acquired_at = clock_timestamp()
+RETURNING token::float8 AS token`;
+
+/**
+ * The PostgreSQL backend, on `pg`. Claims go through a small pool (the pool connects again on the
+ * next query after a connection is lost); the lease is a session-level advisory lock
+ * (`pg_try_advisory_lock`) held on one connection of its own, renewed by a query on it every
+ * `leaseRenewMs`. The session sets `idle_session_timeout` to `leaseTtlMs`: a holder that stops
+ * renewing (partitioned, paused, killed) loses its session, and the lock with it, after
+ * `leaseTtlMs` at most, as a Redis key would expire; a holder that exits loses it at once. The
+ * fencing token is a counter row incremented in the same session right after the lock is taken.
+ *
+ * @example
+ * const coordinator = await postgresCoordinator({ url: 'postgres://flotilla@db/app', service: 'books', … });
+ */
+export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordinator> {
+  const pg = await importClient<typeof import('pg')>('pg', o.url);
+  const config: ClientConfig = {
+    connectionString: o.url,
+    connectionTimeoutMillis: o.timeoutMs,
+    query_timeout: o.timeoutMs,
+    statement_timeout: o.timeoutMs,
+    keepAlive: true,
+    application_name: `flotilla ${o.service}`,
+  };
+  const pool: Pool = new pg.Pool({ ...config, max: 4, idleTimeoutMillis: 30_000 });
+  // an idle connection the server closed (a restart): the pool replaces it on the next query
+  pool.on('error', (error) => o.link.down(error));
+  let schema: Promise<void> | undefined;
+  let prunedAt = 0;
+  let session: Client | undefined;
+  /** Whether the session's lock was taken (and not given up since). */
+  let holding = false;
+  /** Why the session ended on its own (the connection lost, the server's idle timeout). */
+  let sessionLost: unknown;
+
+  const tracked = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      const result = await work();
+      o.link.up();
+      return result;
+    } catch (error) {
+      o.link.down(error);
+      throw error;
+    }
+  };
+  const ensureSchema = (): Promise<void> => {
+    schema ??= (async () => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query("SELECT pg_advisory_xact_lock(hashtextextended('flotilla:schema', 0))");
+        await client.query(SCHEMA);
+        await client.query('COMMIT');
+        client.release();
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      schema = undefined;
+      throw error;
+    });
+    return schema;
+  };
+  const endSession = async (): Promise<void> => {
+    const ending = session;
+    session = undefined;
+    holding = false;
+    // a clean end when the server answers; otherwise the socket goes, and the server drops the session on its side
+    await ending?.end().catch(() => {});
+  };
+  const openSession = async (): Promise<Client> => {
+    if (session !== undefined) return session;
+    const client = new pg.Client({ ...config, application_name: `flotilla ${o.service} lease` });
+    client.on('error', (error) => {
+      o.link.down(error);
+      if (session === client) {
+        session = undefined;
+        sessionLost = error;
+      }
+    });
+    try {
+      await client.connect();
+      await client.query("SELECT set_config('idle_session_timeout', $1, false)", [String(o.leaseTtlMs)]).catch((error: unknown) => {
+        // PostgreSQL before 14: no idle_session_timeout (42704, unrecognized configuration parameter)
+        if ((error as { code?: unknown }).code !== '42704') throw error;
+        o.logger.warn(
+          'PostgreSQL before 14 has no idle_session_timeout: a lease holder that stops renewing without its connection closing keeps the lease until the server notices',
+        );
+      });
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+    session = client;
+    return client;
+  };
+  const prune = (ttlMs: number) => {
+    if (Date.now() - prunedAt < PRUNE_EVERY_MS) return;
+    prunedAt = Date.now();
+    pool
+      .query(PRUNE, [o.service, ttlMs])
+      .catch((error: unknown) => o.logger.debug({ error: describeError(error) }, 'pruning old fire claims failed'));
+  };
+
+  // the first connection (and the tables) before the schedulers start, `timeoutMs` at most; fires are skipped until then
+  await tracked(ensureSchema).catch(() => {});
+
+  return {
+    backend: 'postgres',
+    async claim(key, ttlMs) {
+      const { job, at } = fireTimeOf(key);
+      const { skew, won } = await tracked(async () => {
+        await ensureSchema();
+        const { rows } = await pool.query<{ skew: number; won: boolean }>({
+          name: 'flotilla-claim',
+          text: CLAIM,
+          values: [o.service, job, at, o.holder, Math.floor(ttlMs / 2)],
+        });
+        return rows[0] ?? { skew: 0, won: false };
+      });
+      if (Math.abs(skew) > ttlMs / 2) throw new ClockSkewError(key, skew, ttlMs / 2);
+      if (won) prune(ttlMs);
+      return won;
+    },
+    async acquireLease(): Promise<LeaseAttempt> {
+      return tracked(async () => {
+        await ensureSchema();
+        const client = await openSession();
+        const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [
+          `flotilla:lease:${o.service}`,
+        ]);
+        holding = rows[0]?.locked === true;
+        if (!holding) return { held: false, retryInMs: o.leaseRenewMs };
+        const { rows: token } = await client.query<{ token: number }>(NEXT_TOKEN, [o.service, o.holder]);
+        return { held: true, token: token[0]?.token ?? 0 };
+      });
+    },
+    async renewLease() {
+      const client = session;
+      if (!holding) return false;
+      if (client === undefined) throw sessionLost ?? new Error('the session holding the lease ended');
+      await tracked(() => client.query('SELECT 1'));
+      return session === client;
+    },
+    releaseLease: endSession,
+    async ping() {
+      await tracked(() => pool.query('SELECT 1'));
+    },
+    async close() {
+      o.link.close();
+      await endSession();
+      await pool.end().catch(() => {});
+    },
+  };
+}

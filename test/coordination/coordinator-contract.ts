@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { type Coordinator, type CoordinatorOptions, Link } from '../../src/coordination/coordinator.ts';
+import { freePort } from '../../tools/throwaway-server.ts';
+
+/** A throwaway server of the backend under test. */
+export interface ContractServer {
+  readonly url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ContractBackend {
+  readonly name: string;
+  readonly skip: string | false;
+  server(t: TestContext): Promise<ContractServer>;
+  /** The backend's URL for a port nothing listens on. */
+  urlFor(port: number): string;
+  open(options: CoordinatorOptions): Promise<Coordinator>;
+}
+
+/** The fire key of the whole second `offsetMs` from now. */
+const keyAt = (job: string, offsetMs = 0) => `${job}:${new Date(Math.floor((Date.now() + offsetMs) / 1000) * 1000).toISOString()}`;
+
+/**
+ * What every coordination backend owes the schedulers, on a real server: one winner per fire,
+ * clock-skew refusals, an exclusive lease with growing fencing tokens that expires when not
+ * renewed, and fast failures while the server is unreachable.
+ */
+export function coordinatorContract(backend: ContractBackend): void {
+  describe(`coordinator contract: ${backend.name}`, { skip: backend.skip }, () => {
+    /** A coordinator as a replica opens it; `states` records what its connected gauge was set to. */
+    async function replica(t: TestContext, url: string, holder: string, overrides: Partial<CoordinatorOptions> = {}) {
+      const states: number[] = [];
+      const logger = pino({ enabled: false });
+      const coordinator = await backend.open({
+        url,
+        service: 'contract',
+        holder,
+        timeoutMs: 500,
+        leaseTtlMs: 3_000,
+        leaseRenewMs: 1_000,
+        logger,
+        link: new Link(logger, (v) => states.push(v)),
+        ...overrides,
+      });
+      t.after(() => coordinator.close());
+      return { coordinator, states };
+    }
+
+    it('gives each fire to exactly one of the replicas claiming it together', async (t) => {
+      const server = await backend.server(t);
+      const replicas = await Promise.all(['a', 'b', 'c'].map((h) => replica(t, server.url, h)));
+      for (let i = 0; i < 20; i++) {
+        const key = keyAt(`job${i}`, -i * 1000);
+        const wins = await Promise.all(replicas.map((r) => r.coordinator.claim(key, 60_000)));
+        assert.equal(wins.filter(Boolean).length, 1, `${key}: ${wins}`);
+      }
+      // and a claim stays: a replica coming late, still within the window, loses
+      const key = keyAt('late');
+      assert.equal(await replicas[0]?.coordinator.claim(key, 60_000), true);
+      await sleep(100);
+      assert.equal(await replicas[1]?.coordinator.claim(key, 60_000), false);
+      assert.ok(
+        replicas.every((r) => r.states.at(-1) === 1),
+        'connected',
+      );
+    });
+
+    it("refuses a fire further than ttl / 2 from the server's clock, either way, as clock skew", async (t) => {
+      const server = await backend.server(t);
+      const { coordinator } = await replica(t, server.url, 'a');
+      for (const offset of [-40_000, 40_000]) {
+        await assert.rejects(coordinator.claim(keyAt('skewed', offset), 60_000), (error: Error & { reason?: string; skewMs?: number }) => {
+          assert.equal(error.reason, 'clock-skew');
+          assert.ok(Math.abs(error.skewMs ?? 0) > 30_000, `skew ${error.skewMs}`);
+          return true;
+        });
+      }
+      assert.equal(await coordinator.claim(keyAt('skewed', -20_000), 60_000), true, 'within the window');
+      await assert.rejects(coordinator.claim('not a fire key', 60_000), /not a fire key/);
+    });
+
+    it('gives the lease to one replica at a time, with a greater fencing token each time', async (t) => {
+      const server = await backend.server(t);
+      const [a, b] = [await replica(t, server.url, 'a'), await replica(t, server.url, 'b')];
+      const first = await a.coordinator.acquireLease();
+      assert.ok(first.held, 'a takes it');
+      const refused = await b.coordinator.acquireLease();
+      assert.ok(!refused.held && refused.retryInMs > 0 && refused.retryInMs <= 3_000, JSON.stringify(refused));
+      assert.equal(await a.coordinator.renewLease(), true);
+      assert.equal(await b.coordinator.renewLease(), false, 'b holds nothing to renew');
+      await a.coordinator.releaseLease();
+      const second = await b.coordinator.acquireLease();
+      assert.ok(second.held, 'b takes it once released');
+      assert.ok(second.token > first.token, `${second.token} > ${first.token}`);
+      assert.equal(await a.coordinator.renewLease(), false, 'a no longer holds it');
+      assert.ok(!(await a.coordinator.acquireLease()).held);
+    });
+
+    it('lets a lease that is not renewed expire after its ttl', async (t) => {
+      const server = await backend.server(t);
+      const options = { leaseTtlMs: 1_000, leaseRenewMs: 300 };
+      const [a, b] = [await replica(t, server.url, 'a', options), await replica(t, server.url, 'b', options)];
+      const first = await a.coordinator.acquireLease();
+      assert.ok(first.held);
+      assert.ok(!(await b.coordinator.acquireLease()).held);
+      await sleep(1_600);
+      const second = await b.coordinator.acquireLease();
+      assert.ok(second.held, 'taken once expired');
+      assert.ok(second.token > first.token);
+      assert.equal(await a.coordinator.renewLease().catch(() => false), false, 'the old holder cannot renew');
+    });
+
+    it('fails fast while the server is unreachable', async (t) => {
+      const port = await freePort();
+      const started = performance.now();
+      const { coordinator, states } = await replica(t, backend.urlFor(port), 'a');
+      assert.ok(performance.now() - started < 2_000, 'opening does not wait for the server');
+      const claimed = performance.now();
+      await assert.rejects(coordinator.claim(keyAt('down'), 60_000));
+      await assert.rejects(coordinator.acquireLease());
+      assert.ok(performance.now() - claimed < 1_500, `failed in ${Math.round(performance.now() - claimed)} ms`);
+      assert.equal(states.at(-1), 0, 'not connected');
+    });
+  });
+}
