@@ -15,8 +15,9 @@ import { parseOptions } from './lib/options.ts';
 import { checkParity } from './lib/parity.ts';
 import { waitQuiet } from './lib/proc.ts';
 import { profileContender } from './lib/profile.ts';
-import { metricsCostLines, type Results, writeReport } from './lib/report.ts';
+import { metricsCostLines, type Results, serializerCostLines, writeReport } from './lib/report.ts';
 import { SCRAPE_CLUSTER, SCRAPE_STANDALONE, scrapeLatency } from './lib/scrape.ts';
+import { serializerCost } from './lib/serializer-cost.ts';
 import { freePort, ROOT, runtime, ServerProcess } from './lib/server-process.ts';
 import { CLUSTER, coldStarts, exitWithIdleConnections, rssOf, STANDALONE } from './lib/startup.ts';
 import { type Extras, NOISY_PCT, pairedRatio, type Row, summarize, targets } from './lib/summary.ts';
@@ -53,9 +54,14 @@ if (opts.metricsOnly) {
   process.exit(0);
 }
 
-const contenders = CONTENDERS.filter(
-  (c) => (opts.mode === 'full' || !c.fullOnly) && (opts.only === undefined || opts.only.includes(c.name)),
-);
+if (opts.serializerOnly) {
+  log(`serializer comparison: ${opts.serializerRounds} rounds in-process`);
+  process.stdout.write(`\n${serializerCostLines(await serializerCost(opts.serializerRounds, opts.serializerCalls)).join('\n')}\n`);
+  process.exit(0);
+}
+
+// `--only` names the contenders, a full-mode-only one too; otherwise quick mode leaves those out
+const contenders = CONTENDERS.filter((c) => opts.only?.includes(c.name) ?? (opts.mode === 'full' || !c.fullOnly));
 const busy = await waitQuiet(opts.mode === 'full' ? 120 : 10, 0.1, (b) =>
   log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`),
 );
@@ -122,6 +128,8 @@ if (opts.extras) {
   extras.scrape = { cluster: await scrapeLatency(SCRAPE_CLUSTER, opts.scrapes) };
   if (opts.mode === 'full') extras.scrape.standalone = await scrapeLatency(SCRAPE_STANDALONE, opts.scrapes);
   extras.metricsCost = await metricsCost();
+  log('serializer comparison (in-process)');
+  extras.serializer = await serializerCost(opts.serializerRounds, opts.serializerCalls);
   extras.exit = { standalone: await exitWithIdleConnections(STANDALONE), cluster: await exitWithIdleConnections(CLUSTER) };
 }
 
@@ -131,6 +139,22 @@ const tracing: Results['tracing'] = {};
 for (const s of scenarios) {
   const ratio = (metric: 'rps' | 'cpuPer1k') => pairedRatio(runs, s.name, 'flotilla-full', 'flotilla-no-tracing', metric);
   if (contenders.some((c) => c.name === 'flotilla-no-tracing')) tracing[s.name] = { rpsRatio: ratio('rps'), cpuRatio: ratio('cpuPer1k') };
+}
+/** With and without response schemas, and flotilla against Fastify with the same schemas. */
+const SCHEMA_PAIRS = [
+  ['flotilla-full', 'flotilla-no-schema'],
+  ['fastify-schema', 'fastify'],
+  ['flotilla-full', 'fastify-schema'],
+] as const;
+const ran = new Set(contenders.map((c) => c.name));
+const responseSchemas: NonNullable<Results['responseSchemas']> = {};
+for (const s of scenarios) {
+  responseSchemas[s.name] = SCHEMA_PAIRS.filter(([a, b]) => ran.has(a) && ran.has(b)).map(([a, b]) => ({
+    a,
+    b,
+    rpsRatio: pairedRatio(runs, s.name, a, b, 'rps'),
+    cpuRatio: pairedRatio(runs, s.name, a, b, 'cpuPer1k'),
+  }));
 }
 const results: Results = {
   meta: {
@@ -156,6 +180,7 @@ const results: Results = {
   runs,
   extras,
   tracing,
+  responseSchemas,
   targets: targets(runs, rows, extras),
 };
 process.stdout.write(`\n${writeReport(`${ROOT}bench/results`, opts.out, results)}\n`);

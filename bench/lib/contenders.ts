@@ -13,9 +13,25 @@ export interface Contender extends Omit<Launch, 'core'> {
 export const CONTENDERS: readonly Contender[] = [
   { name: 'floor', title: 'floor: node:http + find-my-way', entry: 'servers/floor.ts', readyLines: 1, pinned: true },
   { name: 'fastify', title: 'Fastify 5, full', entry: 'servers/fastify.ts', readyLines: 1, pinned: true },
+  {
+    name: 'fastify-schema',
+    title: 'Fastify 5, full, response schemas',
+    entry: 'servers/fastify-schema.ts',
+    readyLines: 1,
+    pinned: true,
+    fullOnly: true,
+  },
   { name: 'express', title: 'Express 5, full', entry: 'servers/express.ts', readyLines: 1, pinned: true, fullOnly: true },
   { name: 'flotilla-full', title: 'flotilla standalone, full', entry: 'servers/flotilla-full.ts', readyLines: 1, pinned: true },
   { name: 'flotilla-lean', title: 'flotilla standalone, lean', entry: 'servers/flotilla-lean.ts', readyLines: 1, pinned: true },
+  {
+    name: 'flotilla-no-schema',
+    title: 'flotilla full, no response schemas',
+    entry: 'servers/flotilla-no-schema.ts',
+    readyLines: 1,
+    pinned: true,
+    fullOnly: true,
+  },
   {
     name: 'flotilla-no-tracing',
     title: 'flotilla full, no-op tracer',
@@ -44,14 +60,18 @@ export const CONTENDERS: readonly Contender[] = [
 /**
  * The order of the runs within a round: each pair a target compares (lean and
  * floor, flotilla full and Fastify, the cluster and flotilla full) runs back
- * to back, so that a slow spell of the host hits both sides alike.
+ * to back, so that a slow spell of the host hits both sides alike; Fastify
+ * runs with and without response schemas back to back too (flotilla without
+ * them comes one run after the cluster: flotilla full has only two neighbours).
  */
 export const RUN_ORDER: readonly string[] = [
   'floor',
   'flotilla-lean',
+  'fastify-schema',
   'fastify',
   'flotilla-full',
   'flotilla-cluster',
+  'flotilla-no-schema',
   'flotilla-no-tracing',
   'express',
   'flotilla-cluster-unpinned',

@@ -14,6 +14,11 @@ export interface Options {
   extras: boolean;
   /** `--metrics-only`: only the metrics-cost measurements (scrape with a stuck worker, snapshot cost), printed. */
   metricsOnly: boolean;
+  /** `--serializer-only`: only the in-process serializer comparison on the paginated route's body, printed. */
+  serializerOnly: boolean;
+  /** Rounds and calls per round (for a page of 20; fewer for larger pages) of the serializer comparison. */
+  serializerRounds: number;
+  serializerCalls: number;
   /** Sequential scrapes per case of the stuck-worker scrape measurement, and iterations of the snapshot micro-benchmark. */
   stuckScrapes: number;
   snapshotIterations: number;
@@ -32,11 +37,14 @@ export const USAGE = `npm run bench [-- options]
   --duration S          seconds per run (full 3, quick 2)
   --warmup S            seconds of the warm-up run of each contender and scenario (full 5, quick 2)
   --connections N       keep-alive connections (default 50)
-  --only a,b            only these contenders (floor and fastify are always included)
+  --only a,b            only these contenders (floor and fastify are always included); names a full-mode-only
+                        contender in quick mode too (e.g. --only flotilla-full,flotilla-no-schema,fastify-schema)
   --scenario list|get   only this scenario
   --no-extras           skip cold start, RSS, scrape and exit measurements
   --metrics-only        only the metrics-cost measurements (scrape latency with a worker stuck, a worker's
                         snapshot cost), printed; nothing written
+  --serializer-only     only the in-process serializer comparison on the paginated route's body (JSON.stringify,
+                        fast-json-stringify as Fastify compiles it, flotilla's response serializer), printed
   --out NAME            write bench/results/NAME.md/.json (default: latest, or quick with --quick)
   --profile NAME        CPU-profile one contender under load (node --cpu-prof) and print its hottest functions
   --source              run the servers from the .ts sources (as npm start) instead of compiled JavaScript
@@ -55,6 +63,7 @@ export function parseOptions(argv: string[]): Options {
       scenario: { type: 'string' },
       'no-extras': { type: 'boolean', default: false },
       'metrics-only': { type: 'boolean', default: false },
+      'serializer-only': { type: 'boolean', default: false },
       out: { type: 'string' },
       profile: { type: 'string' },
       source: { type: 'boolean', default: false },
@@ -80,6 +89,9 @@ export function parseOptions(argv: string[]): Options {
     scenarios: values.scenario === undefined ? (quick ? ['list'] : undefined) : [values.scenario],
     extras: !values['no-extras'],
     metricsOnly: values['metrics-only'],
+    serializerOnly: values['serializer-only'],
+    serializerRounds: quick ? 5 : 9,
+    serializerCalls: quick ? 5_000 : 20_000,
     stuckScrapes: quick ? 200 : 500,
     snapshotIterations: quick ? 300 : 1000,
     out: values.out ?? (quick ? 'quick' : 'latest'),

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Scenario } from './contenders.ts';
 import type { Run } from './load.ts';
+import { SERIALIZERS, type SerializerCost } from './serializer-cost.ts';
 import type { ProcessRss } from './startup.ts';
 import { sig } from './stats.ts';
 import type { Extras, Row, Target } from './summary.ts';
@@ -13,6 +14,8 @@ export interface Results {
   runs: Run[];
   extras: Extras;
   tracing: Record<string, { rpsRatio: number; cpuRatio: number }>;
+  /** Per scenario, the response-schema pairs that ran: `a` ÷ `b`, round by round. */
+  responseSchemas?: Record<string, { a: string; b: string; rpsRatio: number; cpuRatio: number }[]>;
   targets: Target[];
 }
 
@@ -98,6 +101,14 @@ export function markdown(r: Results): string {
       out.push(`| ${name} | ${rssLine(list)} | ${rssLine(e.rss.afterLoad[name] ?? [])} |`);
   }
   out.push('');
+  const pairs = Object.entries(r.responseSchemas ?? {}).filter(([, list]) => list.length > 0);
+  if (pairs.length > 0) {
+    out.push('## Response schemas', '', 'Over HTTP, round by round (a ÷ b):', '');
+    for (const [s, list] of pairs)
+      for (const p of list) out.push(`- ${s}: ${p.a} ÷ ${p.b}: req/s ${x(p.rpsRatio)}, CPU per request ${x(p.cpuRatio)}`);
+    out.push('');
+  }
+  if (e.serializer) out.push(...serializerCostLines(e.serializer), '');
   if (Object.keys(r.tracing).length > 0) {
     out.push('## Tracing overhead', '', 'flotilla full (default tracer) ÷ flotilla full with `app.setTracer(noopTracer)`:', '');
     for (const [s, t] of Object.entries(r.tracing)) out.push(`- ${s}: req/s ${x(t.rpsRatio)}, CPU per request ${x(t.cpuRatio)}`);
@@ -130,6 +141,30 @@ export function metricsCostLines(m: NonNullable<Extras['metricsCost']>): string[
       `wall p50 ${n(p.wallP50Us)} µs, p99 ${n(p.wallP99Us)} µs) = ${n(p.corePct, 2)} % of one core at the default 1 s interval; ` +
       `median per step: getMetricsAsJSON ${n(p.steps.getMetricsAsJSON)} µs, toMetricFamilies ${n(p.steps.toMetricFamilies)} µs, JSON.stringify ${n(p.steps.stringify)} µs.`,
   ];
+}
+
+/** The serializer comparison as a Markdown section (also what `--serializer-only` prints). */
+export function serializerCostLines(s: SerializerCost): string[] {
+  const head = SERIALIZERS.map((name) => `${name} µs (× JSON.stringify)`);
+  const out = [
+    "## Serializing the paginated route's body (in-process)",
+    '',
+    `The \`Page<T>\` envelope of the list route, ${s.rounds} alternating rounds (${s.callsPerRound} calls per round for 20 items), medians; ` +
+      'fast-json-stringify compiled from the same schema with its defaults, as Fastify compiles a response schema; check + fast-json-stringify: ' +
+      "an ajv check of the value first (flotilla without its shortcut); flotilla: a `paginated()` route's serializer (when the value " +
+      'fits exactly, `JSON.stringify`; else the fit check, then fast-json-stringify). ' +
+      'With undeclared fields, flotilla and fast-json-stringify leave them out; JSON.stringify sends them (the reference cost only).',
+    '',
+    `| items | undeclared fields | ${head.join(' | ')} | bytes (JSON.stringify / schema) |`,
+    `|--:|---|${SERIALIZERS.map(() => '--:').join('|')}|--:|`,
+  ];
+  for (const c of s.cases) {
+    const cells = SERIALIZERS.map((name) => `${(c.ns[name] / 1000).toFixed(2)} (${c.vsStringify[name].toFixed(2)})`);
+    out.push(
+      `| ${c.limit} | ${c.undeclared ? '2 per item' : 'none'} | ${cells.join(' | ')} | ${c.bytes['JSON.stringify']} / ${c.bytes.flotilla} |`,
+    );
+  }
+  return out;
 }
 
 /** Writes `<dir>/<name>.md` and `<dir>/<name>.json`. */

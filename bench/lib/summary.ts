@@ -2,6 +2,7 @@ import type { Contender, Scenario } from './contenders.ts';
 import type { Run } from './load.ts';
 import type { SnapshotCost, StuckScrapeResult } from './metrics-cost.ts';
 import type { ScrapeResult } from './scrape.ts';
+import type { SerializerCost } from './serializer-cost.ts';
 import type { ColdStart, ExitTime, ProcessRss } from './startup.ts';
 import { median } from './stats.ts';
 
@@ -84,6 +85,8 @@ export interface Extras {
   exit?: { standalone: ExitTime; cluster: ExitTime };
   /** The primary's scrape with 2 workers × 50 routes, healthy then one worker stuck; one metrics push's cost in a worker. */
   metricsCost?: { scrape: StuckScrapeResult; snapshot: SnapshotCost };
+  /** The paginated route's body serialized in-process: JSON.stringify, fast-json-stringify, flotilla's serializer. */
+  serializer?: SerializerCost;
 }
 
 export interface Target {

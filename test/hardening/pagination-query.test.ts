@@ -15,6 +15,8 @@ import { controller, testApp } from '../helpers/app.ts';
  */
 
 const ITEM = { type: 'object', properties: { id: { type: 'integer' } } };
+// the routes answer with the parsed query, not a page: their 200 schema says so (a paginated route's own 200 schema wins)
+const ECHO = { type: 'object', properties: { page: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } } };
 
 function pagedApp() {
   const { app } = testApp({ logging: { level: 'silent' } });
@@ -24,13 +26,16 @@ function pagedApp() {
   };
   app.registerController(
     controller(
-      paginated({ method: 'GET', path: '/books', handler }, ITEM),
+      paginated({ method: 'GET', path: '/books', schema: { response: { 200: ECHO } }, handler }, ITEM),
       // a strict querystring schema must still let page and limit through to parsePagination
       paginated(
         {
           method: 'GET',
           path: '/strict',
-          schema: { querystring: { type: 'object', properties: { q: { type: 'string' } }, additionalProperties: false } },
+          schema: {
+            querystring: { type: 'object', properties: { q: { type: 'string' } }, additionalProperties: false },
+            response: { 200: ECHO },
+          },
           handler,
         },
         ITEM,

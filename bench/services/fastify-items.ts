@@ -1,0 +1,112 @@
+/**
+ * The Fastify 5 contenders: what flotilla does by default — its pino logger
+ * (configured like flotilla's) writing one line per request to stdout via a
+ * LogController, a random UUID request id echoed as X-Request-Id,
+ * @fastify/cors, a prom-client counter + histogram per request, params
+ * validation (ajv, as flotilla) and RFC 9457 problem responses for errors and
+ * unknown routes. Without response schemas the replies are serialized with
+ * JSON.stringify; with them (the same `Page<T>` and item schemas as flotilla's,
+ * schemas.ts) Fastify compiles them with fast-json-stringify.
+ */
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import {
+  announce,
+  CORS_METHODS,
+  EXPOSED_HEADERS,
+  HttpProblem,
+  itemById,
+  ORIGIN,
+  pageOf,
+  parsePage,
+  pathOf,
+  portArg,
+  problemBody,
+  problemOf,
+} from './data.ts';
+import { benchLogger } from './logger.ts';
+import { requestMetrics } from './request-metrics.ts';
+import { ITEM_SCHEMA, PAGE_SCHEMA } from './schemas.ts';
+
+const record = requestMetrics();
+
+/** Fastify's request logging, one line per request (no "incoming request" line) with flotilla's fields. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      path: pathOf(request.url),
+      status: reply.statusCode,
+      durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
+    };
+    if (error) reply.log.warn({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
+  }
+}
+
+function sendProblem(request: FastifyRequest, reply: FastifyReply, status: number, code: string, detail: string): FastifyReply {
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(problemBody(status, code, detail, pathOf(request.url), request.id));
+}
+
+/** Runs Fastify with the items routes on `portArg()` and announces `ready <port>` on stderr. */
+export async function runFastify(responseSchemas: boolean): Promise<void> {
+  const app = Fastify({
+    loggerInstance: benchLogger('items'),
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' }),
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    keepAliveTimeout: 72_000,
+  });
+
+  await app.register(cors, { origin: [ORIGIN], methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('X-Request-Id', request.id);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
+    done();
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    if ((error as { validation?: unknown }).validation !== undefined)
+      return sendProblem(request, reply, 400, 'VALIDATION_FAILED', String(error));
+    const p = problemOf(error);
+    if (p.status >= 500) request.log.error({ err: error }, 'request failed');
+    return sendProblem(request, reply, p.status, p.code, p.detail);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, 404, 'ROUTE_NOT_FOUND', `no route for ${request.method} ${pathOf(request.url)}`),
+  );
+
+  app.get('/items', responseSchemas ? { schema: { response: { 200: PAGE_SCHEMA } } } : {}, (request) => {
+    const q = parsePage(request.query as Record<string, unknown>);
+    return pageOf(q.page, q.limit);
+  });
+  app.get<{ Params: { id: number } }>(
+    '/items/:id',
+    {
+      schema: {
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } },
+        ...(responseSchemas ? { response: { 200: ITEM_SCHEMA } } : {}),
+      },
+    },
+    (request) => {
+      const item = itemById(request.params.id);
+      if (item === undefined) throw new HttpProblem(404, 'NOT_FOUND', `item ${request.params.id} does not exist`);
+      return item;
+    },
+  );
+
+  const port = portArg();
+  await app.listen({ port, host: '127.0.0.1' });
+  announce(port);
+  process.on('SIGTERM', () => void app.close());
+}
