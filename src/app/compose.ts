@@ -1,6 +1,7 @@
 import { createError } from '../errors/flotilla-error.ts';
 import type { Ctx } from './ctx.ts';
 import type { Handler, Middleware } from './route.ts';
+import { isStreamSource } from './stream-reply.ts';
 
 /** A route's middlewares and handler as one step; synchronous when all of it is. */
 export type RouteRun = (ctx: Ctx) => void | Promise<void>;
@@ -38,7 +39,9 @@ export function adoptResult(ctx: Ctx, value: unknown): void | Promise<void> {
 }
 
 function adopt(ctx: Ctx, value: unknown): void {
-  if (value !== undefined && value !== ctx && ctx.reply.kind === 'none') ctx.reply = { kind: 'json', value };
+  if (value === undefined || value === ctx || ctx.reply.kind !== 'none') return;
+  // a returned stream is streamed, as `ctx.send(stream)` would
+  ctx.reply = isStreamSource(value) ? { kind: 'stream', source: value, type: 'application/octet-stream' } : { kind: 'json', value };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -5,6 +5,8 @@ import { createError } from '../errors/flotilla-error.ts';
 import { negotiateLocale, type Translator } from '../i18n/translator.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
+import type { SseEvent, SseOptions } from './sse.ts';
+import { isStreamSource, type StreamSource } from './stream-reply.ts';
 
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {
@@ -15,7 +17,12 @@ export interface CtxScope {
 }
 
 /** The body a handler chose to send; written once, after the middlewares have run. */
-export type Reply = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; body: string | Buffer; type: string };
+export type Reply =
+  | { kind: 'none' }
+  | { kind: 'json'; value: unknown }
+  | { kind: 'raw'; body: string | Buffer; type: string }
+  | { kind: 'stream'; source: StreamSource; type: string }
+  | { kind: 'sse'; source: AsyncIterable<SseEvent>; options: SseOptions };
 
 /**
  * What middlewares leave in `ctx.state` for the handlers, in every route: empty
@@ -142,9 +149,33 @@ export class Ctx<
     return this;
   }
 
-  /** Responds with a raw body (HTML, text, files) and its content type, keeping the current status. */
-  send(body: string | Buffer, contentType = 'text/plain; charset=utf-8'): void {
-    this.reply = { kind: 'raw', body, type: contentType };
+  /**
+   * Responds with a raw body (HTML, text, files) and its content type, keeping the current status.
+   * A Node `Readable`, a web `ReadableStream` or an async iterable of strings or bytes is streamed
+   * (default type `application/octet-stream`); a string or Buffer is sent whole (default `text/plain`).
+   */
+  send(body: string | Buffer | StreamSource, contentType?: string): void {
+    this.reply = isStreamSource(body)
+      ? { kind: 'stream', source: body, type: contentType ?? 'application/octet-stream' }
+      : { kind: 'raw', body, type: contentType ?? 'text/plain; charset=utf-8' };
+  }
+
+  /**
+   * Responds with server-sent events: each `{ data, event?, id?, retry? }` the source yields, heartbeat
+   * comments while it is quiet, and a clean end (after `options.farewell`) as soon as the App starts
+   * draining, so that clients reconnect elsewhere at once. The source is closed when the client goes.
+   *
+   * @example
+   * ctx.sse(prices.subscribe({ after: ctx.lastEventId }), { heartbeatMs: 15_000 });
+   */
+  sse(source: AsyncIterable<SseEvent>, options: SseOptions = {}): void {
+    this.reply = { kind: 'sse', source, options };
+  }
+
+  /** The `Last-Event-ID` header: the id of the last event an event-stream client saw before it reconnected. */
+  get lastEventId(): string | undefined {
+    const id = this.req.headers['last-event-id'];
+    return typeof id === 'string' ? id : undefined;
   }
 
   /** The request-scoped context for repositories: abort signal, request id, logger, OpenTelemetry context. */

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { BodyKind, FormLimits, MultipartOptions } from './body.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 
 /** HTTP methods a route may declare. */
@@ -113,6 +114,20 @@ export interface Route {
   hide?: boolean;
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
+  /**
+   * How the request body is read into `ctx.body` (default `json`): `text` (decoded per its charset),
+   * `raw` (the exact bytes, a Buffer), `form` (urlencoded, validated by `schema.body`), `multipart`
+   * (parts streamed one by one, or read whole with `multipart.buffer`), `stream` (the request itself).
+   */
+  body?: BodyKind;
+  /** A `multipart` body's limits (files, file size, fields, field size), and `buffer: true` to get files as Buffers. */
+  multipart?: MultipartOptions;
+  /** A `form` body's field limit. */
+  form?: FormLimits;
+  /** The media types a `raw` or `stream` body accepts (`type/*` allowed; 415 for others); any when absent. */
+  mediaTypes?: string[];
+  /** `sse`: the handler answers with `ctx.sse(…)`; the document shows a `text/event-stream` response. */
+  kind?: 'json' | 'sse';
   /** Set by `paginated()`: documents `page`/`limit` and the `Page<T>` envelope. */
   paginated?: { item: JsonSchema };
 }

@@ -1,10 +1,12 @@
 import FindMyWay from 'find-my-way';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
-import { readJsonBody } from './body.ts';
+import { bodyOptionsProblem } from './bodies/route-options.ts';
+import { type BodyOptions, readBody, readJsonBody } from './body.ts';
 import { compose, type RouteRun } from './compose.ts';
 import { checkHook, type HookChain } from './group.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
+import { compileSerializer, type ResponseSerializer } from './serializer.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
 /** What the pipeline needs of a matched route. */
@@ -14,6 +16,8 @@ export interface RouteEntry {
   readonly run: RouteRun;
   /** The `onRequest` hooks: the App's, each enclosing group's, the route's own. */
   readonly hooks: HookChain;
+  /** Writes its JSON replies by `schema.response`; `undefined` when it declares none (see serializer.ts). */
+  readonly serializer: ResponseSerializer | undefined;
 }
 
 export type Lookup =
@@ -64,9 +68,10 @@ export class Router {
     checkRoute(full);
     const validator = compileValidator(full);
     const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
-    const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route.handler, validator, bodyLimit);
+    const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route, validator, bodyLimit);
     const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
-    const entry: RouteEntry = { route: full, validator, run, hooks: [...hooks, route.onRequest ?? []] };
+    const serializer = compileSerializer(full);
+    const entry: RouteEntry = { route: full, validator, run, hooks: [...hooks, route.onRequest ?? []], serializer };
     const key = `${full.method} ${full.path}`;
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
@@ -111,9 +116,22 @@ export class Router {
 }
 
 /** The body is read and validated after the middlewares, right before the handler. */
-function withBody(handler: Handler, validator: RequestValidator, limit: number): Handler {
+/** The handler after reading the body the route declares (JSON by default, on its own fast path) and validating it. */
+function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
+  const handler = route.handler;
+  const kind = route.body ?? 'json';
+  if (kind === 'json')
+    return async (ctx) => {
+      ctx.body = await readJsonBody(ctx.req, limit);
+      validator.body(ctx);
+      return handler(ctx);
+    };
+  const options: BodyOptions = { kind, limit };
+  if (route.mediaTypes !== undefined) options.mediaTypes = route.mediaTypes;
+  if (route.form !== undefined) options.form = route.form;
+  if (route.multipart !== undefined) options.multipart = route.multipart;
   return async (ctx) => {
-    ctx.body = await readJsonBody(ctx.req, limit);
+    ctx.body = await readBody(ctx.req, options, ctx.context().signal);
     validator.body(ctx);
     return handler(ctx);
   };
@@ -141,6 +159,8 @@ function checkRoute(route: Route): void {
   if (!HTTP_METHODS.includes(route.method)) throw createError('FLO_ERR_BAD_METHOD', { route: where, methods: HTTP_METHODS.join(', ') });
   if (typeof route.path !== 'string' || !route.path.startsWith('/')) throw createError('FLO_ERR_BAD_PATH', { route: where });
   if (typeof route.handler !== 'function') throw createError('FLO_ERR_BAD_HANDLER', { route: where });
+  const bodyProblem = bodyOptionsProblem(route);
+  if (bodyProblem !== undefined) throw createError('FLO_ERR_BAD_BODY_OPTION', { route: where, reason: bodyProblem });
   for (const segment of route.path.split('/')) {
     const params = segment.replaceAll('::', '').match(/:/g)?.length ?? 0;
     if (params > 1) {

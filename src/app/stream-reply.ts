@@ -2,7 +2,6 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReadableStream } from 'node:stream/web';
-import { closeQuietly } from './sse.ts';
 
 /** What a handler may stream: a Node `Readable`, a web `ReadableStream`, or an async iterable of strings or bytes. */
 export type StreamSource = Readable | ReadableStream | AsyncIterable<string | Uint8Array>;
@@ -29,41 +28,63 @@ export interface StreamOptions {
  * the source is destroyed when the client goes away or `signal` aborts. The
  * head waits for the first chunk, so a source that fails at once rejects
  * before anything was sent (the caller answers with a problem); a failure
- * after it ends the connection (`onLateError`). Resolves once it ended.
+ * after it ends the connection (`onLateError`). A Node `Readable` is piped as
+ * it is; a web stream or an iterable through Node's adapters. Resolves once it ended.
  *
  * @example
  * await sendStream(res, createReadStream('export.csv'), { status: 200, type: 'text/csv', signal, onLateError, sent: { bytes: 0 } });
  */
 export async function sendStream(res: ServerResponse, source: StreamSource, o: StreamOptions): Promise<void> {
-  const readable = source instanceof ReadableStream ? Readable.fromWeb(source) : source;
-  const chunks = (readable as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
-  const first = await abortable(chunks.next(), o.signal).catch((error: unknown) => {
-    closeQuietly(chunks);
+  const readable =
+    source instanceof Readable
+      ? source
+      : source instanceof ReadableStream
+        ? Readable.fromWeb(source)
+        : Readable.from(source, { objectMode: false });
+  try {
+    await firstChunk(readable, o.signal);
+  } catch (error) {
+    readable.destroy();
     throw error;
-  });
-  async function* body() {
-    try {
-      if (first.done === true) return;
-      o.sent.bytes += byteLength(first.value);
-      yield first.value;
-      for (let next = await chunks.next(); next.done !== true; next = await chunks.next()) {
-        o.sent.bytes += byteLength(next.value);
-        yield next.value;
-      }
-    } finally {
-      closeQuietly(chunks);
-    }
   }
   res.statusCode = o.status;
   res.setHeader('Content-Type', o.type);
   res.removeHeader('Content-Length');
+  const done = pipeline(readable, res, { signal: o.signal });
+  // counted beside the pipe, which pauses the source for both when the client reads slowly
+  readable.on('data', (chunk: string | Uint8Array) => {
+    o.sent.bytes += byteLength(chunk);
+  });
   try {
-    await pipeline(body, res, { signal: o.signal });
+    await done;
   } catch (error) {
     if (!res.destroyed) res.destroy();
-    // a client that went away is no error of the source's
-    if (!isPrematureClose(error) && !o.signal.aborted) o.onLateError(error);
+    // a client that went away, or the deadline, is no failure of the source's
+    if (!isPrematureClose(error)) o.onLateError(error);
   }
+}
+
+/**
+ * Resolves once the source has a first chunk buffered (or ended), leaving it in place; rejects when the
+ * source fails or `signal` aborts first. No chunk is consumed: the source is then piped as it is, with no
+ * wrapper per chunk.
+ */
+async function firstChunk(readable: Readable, signal: AbortSignal): Promise<void> {
+  if (readable.readableLength > 0 || readable.readableEnded) return;
+  await new Promise<void>((resolve, reject) => {
+    const settle = (error?: unknown) => {
+      readable.off('readable', settle).off('end', settle).off('error', settle);
+      signal.removeEventListener('abort', onAbort);
+      if (error === undefined) resolve();
+      else reject(error);
+    };
+    const onAbort = () => settle(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    readable.on('readable', settle).once('end', settle).once('error', settle);
+  });
+  // a removed 'readable' listener lets the stream flow again only from the next tick on
+  await new Promise((resolve) => process.nextTick(resolve));
 }
 
 function byteLength(chunk: string | Uint8Array): number {
@@ -73,23 +94,4 @@ function byteLength(chunk: string | Uint8Array): number {
 function isPrematureClose(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ABORT_ERR' || code === 'ECONNRESET';
-}
-
-/** `promise`, or a rejection with the signal's reason once it aborts first. */
-function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }

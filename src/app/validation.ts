@@ -69,7 +69,9 @@ export function compileValidator(route: Route): RequestValidator {
   const params = compile(coercing, s?.params, route, 'params');
   const query = compile(coercing, querystring, route, 'querystring');
   const headers = compile(coercing, s?.headers, route, 'headers');
-  const body = compile(exact, s?.body, route, 'body');
+  // a form's values (and a buffered multipart body's fields) are strings, coerced like a query string's
+  const fields = route.body === 'form' || route.body === 'multipart';
+  const body = compile(fields ? coercing : exact, s?.body, route, 'body');
   if (!params && !query && !headers && !body) return NONE;
   return {
     head(ctx) {
@@ -82,7 +84,8 @@ export function compileValidator(route: Route): RequestValidator {
     body(ctx) {
       if (!body) return;
       const issues: ValidationIssue[] = [];
-      check(body, ctx.body, 'body', issues);
+      const value = route.body === 'multipart' ? (ctx.body as { fields?: unknown } | undefined)?.fields : ctx.body;
+      check(body, value, 'body', issues);
       if (issues.length > 0) throw failed(issues);
     },
   };

@@ -34,6 +34,7 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_PATTERN: { base: TypeError, message: 'cannot register {route}: {reason}' },
   FLO_ERR_ROUTE_CONFLICT: { base: Error, message: 'cannot register {route}: {reason}' },
   FLO_ERR_BAD_SCHEMA: { base: Error, message: 'route {route}: the {part} schema is invalid: {reason}' },
+  FLO_ERR_BAD_BODY_OPTION: { base: TypeError, message: 'route {route}: {reason}' },
   FLO_ERR_BAD_PREFIX: { base: TypeError, message: "group prefix must start with '/', got '{prefix}'" },
   // handlers and middlewares at request time
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
@@ -56,6 +57,10 @@ export const FLOTILLA_ERRORS = {
     message: 'CronScheduler: job "{name}" has an invalid cron expression {expression}: {reason}',
   },
   FLO_ERR_BAD_TIME_ZONE: { base: TypeError, message: 'CronScheduler: unknown time zone {timezone}' },
+  FLO_ERR_COORDINATION_CLIENT_MISSING: {
+    base: Error,
+    message: 'coordination.url uses {scheme}:// and needs the {name} package, an optional dependency of flotilla: npm install {name}',
+  },
   // metrics
   FLO_ERR_METRIC_CONFLICT: { base: TypeError, message: 'metric {name} is already registered {conflict}' },
   // services and the cluster

@@ -11,6 +11,7 @@ import type { Route } from '../../src/app/route.ts';
 import { parseCli } from '../../src/cli/args.ts';
 import { loadService } from '../../src/cluster/load-service.ts';
 import { decodeWorkerStart } from '../../src/cluster/worker-env.ts';
+import { importClient } from '../../src/coordination/import-client.ts';
 import { createError, FLOTILLA_ERRORS, FlotillaError, type FlotillaErrorCode } from '../../src/errors/flotilla-error.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import * as flotilla from '../../src/index.ts';
@@ -69,6 +70,7 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_ROUTE: () => quietApp().registerController({ routes: () => [null as never] }),
   FLO_ERR_BAD_METHOD: () => register({ method: 'FETCH', path: '/x', handler }),
   FLO_ERR_BAD_PATH: () => register({ method: 'GET', path: 'x', handler }),
+  FLO_ERR_BAD_BODY_OPTION: () => register({ method: 'POST', path: '/x', body: 'xml' as never, handler }),
   FLO_ERR_BAD_HANDLER: () => register({ method: 'GET', path: '/x', handler: 'nope' }),
   FLO_ERR_BAD_MIDDLEWARE: () => register({ method: 'GET', path: '/x', handler, middlewares: ['nope'] }),
   FLO_ERR_BAD_PATTERN: () => register({ method: 'GET', path: '/:a-:b', handler }),
@@ -136,6 +138,8 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_CLI_USAGE: () => parseCli(['serve']),
   // looked up from a directory without node_modules, as in a project that did not install it
   FLO_ERR_PRETTY_MISSING: () => prettyStream(join(tmpdir(), 'no-such-project', 'x.js')),
+  // as with an install that left the optional client packages out
+  FLO_ERR_COORDINATION_CLIENT_MISSING: () => importClient('no-such-redis-client', 'redis://redis:6379'),
 };
 
 /** What a misuse throws (or rejects with). */

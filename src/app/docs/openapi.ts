@@ -3,7 +3,7 @@ import type { Route } from '../route.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
-import { responsesOf } from './responses.ts';
+import { requestBodyOf, responsesOf } from './responses.ts';
 import { operationIdOf, toPathTemplates } from './route-path.ts';
 
 export type { OpenApiDocument } from './openapi-types.ts';
@@ -68,8 +68,8 @@ function operation(route: Route, operationId: string, parameters: OpenApiParamet
   if (route.tags !== undefined && route.tags.length > 0) op.tags = [...route.tags];
   if (route.deprecated === true) op.deprecated = true;
   if (parameters.length > 0) op.parameters = parameters;
-  const body = route.schema?.body;
-  if (body !== undefined) op.requestBody = { required: true, content: { 'application/json': { schema: body } } };
+  const requestBody = requestBodyOf(route);
+  if (requestBody !== undefined) op.requestBody = requestBody;
   op.responses = responsesOf(route);
   return op;
 }

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { bodyMediaTypes } from '../body.ts';
 import { pageSchema } from '../pagination.ts';
 import type { JsonSchema, Route } from '../route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
@@ -22,15 +23,18 @@ export function responsesOf(route: Route): Record<string, OpenApiResponse> {
     if (code !== undefined) responses[code] = declared(code, schema);
   }
   if (route.paginated !== undefined) responses['200'] ??= declared('200', pageSchema(route.paginated.item));
+  if (route.kind === 'sse')
+    responses['200'] ??= { description: 'Server-sent events', content: { 'text/event-stream': { schema: { type: 'string' } } } };
   if (!Object.keys(responses).some((code) => /^[123]/.test(code))) responses['200'] = { description: 'OK' };
 
   const s = route.schema;
   const checksInput = s?.params !== undefined || s?.querystring !== undefined || s?.headers !== undefined || s?.body !== undefined;
   if (checksInput || route.paginated !== undefined) responses['400'] ??= problemResponse('Bad Request: the request failed validation');
   responses['404'] ??= problemResponse('Not Found');
-  if (s?.body !== undefined) {
+  const body = requestBodyOf(route);
+  if (body !== undefined) {
     responses['413'] ??= problemResponse('Payload Too Large: the body exceeds the size limit');
-    responses['415'] ??= problemResponse('Unsupported Media Type: the body must be application/json');
+    responses['415'] ??= problemResponse(`Unsupported Media Type: the body must be ${Object.keys(body.content).join(' or ')}`);
   }
   responses['default'] ??= problemResponse('Unexpected error (500 Internal Server Error)');
   return responses;
@@ -57,4 +61,20 @@ function isMediaTypeMap(v: unknown): v is OpenApiContent {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
   const entries = Object.entries(v);
   return entries.length > 0 && entries.every(([type, media]) => type.includes('/') && typeof media === 'object' && media !== null);
+}
+
+/**
+ * The request body a route documents: by its body kind's media types (`json`: only when `schema.body`
+ * says what it holds). Forms and buffered multipart bodies carry `schema.body`; text is a string;
+ * raw and stream bodies are bytes of the media types they accept.
+ */
+export function requestBodyOf(route: Route): { required: true; content: OpenApiContent } | undefined {
+  const kind = route.body ?? 'json';
+  const schema = route.schema?.body;
+  if (kind === 'json' && schema === undefined) return undefined;
+  const described: JsonSchema =
+    schema ?? (kind === 'text' ? { type: 'string' } : kind === 'form' || kind === 'multipart' ? { type: 'object' } : {});
+  const content: OpenApiContent = {};
+  for (const type of bodyMediaTypes(kind, route.mediaTypes)) content[type] = { schema: described };
+  return { required: true, content };
 }
