@@ -9,6 +9,15 @@
  */
 
 export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export type {
+  BodyKind,
+  BufferedMultipart,
+  FormBody,
+  FormLimits,
+  MultipartBody,
+  MultipartOptions,
+  MultipartPart,
+} from './app/body.ts';
 export { Ctx, type RequestState } from './app/ctx.ts';
 export {
   type DefineRoute,
@@ -43,11 +52,14 @@ export {
 export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';
+export type { SseEvent, SseOptions } from './app/sse.ts';
+export type { StreamSource } from './app/stream-reply.ts';
 export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';
 export type {
   ClusterConfig,
+  CoordinationConfig,
   CorsConfig,
   DocsConfig,
   DocsContact,
@@ -71,5 +83,5 @@ export type { Problem } from './errors/problem.ts';
 export type { Translator } from './i18n/translator.ts';
 export type { MetricsCollector, RequestMetric } from './metrics/metrics-collector.ts';
 export { PromMetricsCollector } from './metrics/prom-collector.ts';
-export { type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
-export type { Scheduler, SchedulerEnv } from './scheduler/scheduler.ts';
+export { type CronFire, type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
+export type { FireCoordinator, Scheduler, SchedulerCoordination, SchedulerEnv } from './scheduler/scheduler.ts';

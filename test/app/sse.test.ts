@@ -1,5 +1,5 @@
 import { describe, type TestContext, test } from 'node:test';
-import { type SseEvent, encodeEvent, eventStream } from '../../src/app/sse.ts';
+import { encodeEvent, eventStream, type SseEvent } from '../../src/app/sse.ts';
 
 async function collect(stream: AsyncIterable<string>, limit = 100): Promise<string[]> {
   const out: string[] = [];
@@ -13,7 +13,10 @@ async function collect(stream: AsyncIterable<string>, limit = 100): Promise<stri
 describe('encodeEvent', () => {
   test('writes the fields in the wire format, data split on line breaks, objects as JSON', (t: TestContext) => {
     t.assert.strictEqual(encodeEvent({ data: 'hello' }), 'data: hello\n\n');
-    t.assert.strictEqual(encodeEvent({ event: 'price', id: '7', retry: 500, data: { eur: 3 } }), 'event: price\nid: 7\nretry: 500\ndata: {"eur":3}\n\n');
+    t.assert.strictEqual(
+      encodeEvent({ event: 'price', id: '7', retry: 500, data: { eur: 3 } }),
+      'event: price\nid: 7\nretry: 500\ndata: {"eur":3}\n\n',
+    );
     t.assert.strictEqual(encodeEvent({ data: 'a\nb\r\nc' }), 'data: a\ndata: b\ndata: c\n\n');
   });
 

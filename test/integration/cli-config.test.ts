@@ -55,7 +55,10 @@ test('start on a missing file exits 2 and says so', async (t: TestContext) => {
 });
 
 test('config prints the effective config as JSON, defaults applied and secrets redacted', async (t: TestContext) => {
-  const yaml = clusterYaml({ docs: { servers: ['https://admin:hunter2@api.example.com - production'] } });
+  const yaml = clusterYaml({
+    docs: { servers: ['https://admin:hunter2@api.example.com - production'] },
+    coordination: { url: 'redis://:hunter2@redis.internal:6379' },
+  });
   const file = join(tempFiles(t, { 'app.yaml': yaml }), 'app.yaml');
   const run = await flotilla('config', '--config', file);
 
@@ -63,6 +66,8 @@ test('config prints the effective config as JSON, defaults applied and secrets r
   t.assert.doesNotMatch(run.stdout, /hunter2/);
   const config = JSON.parse(run.stdout) as Record<string, Record<string, unknown>>;
   t.assert.deepStrictEqual(config['docs']?.['servers'], ['https://[redacted]@api.example.com - production']);
+  t.assert.strictEqual(config['coordination']?.['url'], 'redis://[redacted]@redis.internal:6379');
+  t.assert.strictEqual(config['coordination']?.['leaseTtlMs'], 15_000);
   t.assert.strictEqual(config['workers'], 2);
   t.assert.strictEqual(config['shutdown']?.['timeoutMs'], 10_000, 'defaults are filled in');
   t.assert.strictEqual(config['metrics']?.['path'], '/metrics');

@@ -25,6 +25,8 @@ declare const KError: typeof import('flotilla').KError;
 declare function createPool(url: string, size: number): { end(): Promise<void> };
 declare function validToken(token: string | undefined): boolean;
 declare class OutOfStock extends Error {}
+declare const prices: { since(id: string | undefined): AsyncIterable<import('flotilla').SseEvent> };
+declare function store(filename: string, file: import('node:stream').Readable): Promise<void>;
 `;
 
 /** The fenced blocks of a language, with the README line of their opening fence. */
