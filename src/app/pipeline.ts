@@ -5,17 +5,15 @@ import { KError } from '../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
-import { hasBody } from './body.ts';
 import { adoptResult } from './compose.ts';
 import type { Cors } from './cors.ts';
-import { Ctx, type CtxScope, type Reply } from './ctx.ts';
+import { Ctx, type CtxScope } from './ctx.ts';
 import type { HookChain } from './group.ts';
 import type { InFlight } from './in-flight.ts';
+import { bytesSent, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
-import { eventStream, SSE_HEADERS } from './sse.ts';
-import { sendStream } from './stream-reply.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
 /** What the pipeline reads from its App on every request. */
@@ -131,54 +129,12 @@ function checkHost(req: IncomingMessage): void {
 }
 
 function respond(host: PipelineHost, ctx: Ctx): void {
-  const res = ctx.res;
-  if (res.headersSent) return;
+  if (ctx.res.headersSent) return;
   try {
-    const reply = ctx.reply;
-    let body: string | Buffer = '';
-    let type = '';
-    if (reply.kind === 'json') {
-      // the route's response schema shapes the body (a value that does not fit throws: nothing is sent but the 500)
-      const serialize = ctx.serializer;
-      body = (serialize === undefined ? undefined : serialize(ctx.statusCode, reply.value)) ?? JSON.stringify(reply.value) ?? 'null';
-      type = 'application/json; charset=utf-8';
-    } else if (reply.kind === 'raw') {
-      body = reply.body;
-      type = reply.type;
-    } else if (reply.kind === 'stream' || reply.kind === 'sse') {
-      stream(host, ctx, reply);
-      return;
-    }
-    if (type !== '') res.setHeader('Content-Type', type);
-    if (ctx.statusCode !== 204 && ctx.statusCode !== 304) res.setHeader('Content-Length', Buffer.byteLength(body));
-    if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
-    res.statusCode = ctx.statusCode;
-    res.end(body);
+    writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => fail(host, ctx, error));
   } catch (error) {
     fail(host, ctx, error);
   }
-}
-
-/** The bytes of each streamed response so far, for its log line. */
-const streamed = new WeakMap<Ctx, { bytes: number }>();
-
-/**
- * A streamed body (`ctx.send(stream)`, a returned stream) or an event stream (`ctx.sse`): sent with
- * backpressure, ended when the client goes away or the shutdown deadline passes (`ctx.context().signal`);
- * an event stream also ends as soon as the App starts draining (`host.drain`). A failure before the
- * first chunk is a problem response; after it, the connection ends and the failure is logged.
- */
-function stream(host: PipelineHost, ctx: Ctx, reply: Extract<Reply, { kind: 'stream' | 'sse' }>): void {
-  const res = ctx.res;
-  if (reply.kind === 'sse') for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
-  if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
-  const sent = { bytes: 0 };
-  streamed.set(ctx, sent);
-  const source = reply.kind === 'sse' ? eventStream(reply.source, reply.options, host.drain) : reply.source;
-  const type = reply.kind === 'sse' ? SSE_HEADERS['Content-Type'] : reply.type;
-  const signal = ctx.context().signal;
-  const onLateError = (error: unknown) => logError(ctx, error, 'response stream failed');
-  sendStream(res, source, { status: ctx.statusCode, type, signal, sent, onLateError }).catch((error: unknown) => fail(host, ctx, error));
 }
 
 /** Requests whose error the App's error handler has seen: it runs at most once per request. */
@@ -288,16 +244,6 @@ function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, lan
   res.end(body);
 }
 
-/**
- * Close the connection after this response while draining, and when the
- * request's body has not been received in full: node:http would otherwise read
- * and discard all of it (bounded only by `timeouts.requestMs`) to keep the
- * connection alive.
- */
-function mustClose(host: PipelineHost, req: IncomingMessage): boolean {
-  return host.draining || (req.complete === false && hasBody(req));
-}
-
 function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolean, span: Span): void {
   const durationMs = performance.now() - started;
   // 499: the client closed the connection before a response was sent (nginx's convention)
@@ -318,7 +264,7 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     path: ctx.path,
     status,
     durationMs: Math.round(durationMs * 1000) / 1000,
-    bytes: streamed.get(ctx)?.bytes, // streamed responses only; left out of the line otherwise
+    bytes: bytesSent(ctx), // streamed responses only; left out of the line otherwise
   };
   if (!completed) host.logger.warn({ ...line, aborted: true }, 'request aborted');
   else host.logger.info(line, 'request completed');
