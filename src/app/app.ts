@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Tracer, trace } from '@opentelemetry/api';
@@ -73,7 +74,8 @@ export class App implements Registrar {
   readonly #router: Router;
   readonly #inFlight = new InFlight();
   readonly #deadline = new AbortController();
-  readonly #drain = new AbortController();
+  /** Every open event stream waits on it: no listener limit (see sse.ts, which removes its own). */
+  readonly #drain = withoutListenerLimit(new AbortController());
   readonly #hooks: ShutdownHook[] = [];
   readonly #schedulers: Scheduler[] = [];
   readonly #checkers: HealthChecker[] = [];
@@ -315,3 +317,8 @@ export class App implements Registrar {
 }
 
 export type { AddressInfo, InjectResponse, Server };
+
+function withoutListenerLimit(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
+}

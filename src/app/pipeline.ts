@@ -10,7 +10,7 @@ import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
 import type { HookChain } from './group.ts';
 import type { InFlight } from './in-flight.ts';
-import { bytesSent, mustClose, writeReply } from './reply.ts';
+import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
@@ -88,7 +88,7 @@ function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> 
   }
   const found = host.router.find(ctx.method, url);
   if (found.kind === 'miss') {
-    if (found.error.code !== 'ROUTE_NOT_FOUND') throw found.error;
+    // the App's hooks run first for a 405 or a malformed URL too: an auth hook answers before `Allow` maps the routes
     return after(ctx, runRequestHooks([host.requestHooks], ctx), () => notFound(host, ctx, found.error));
   }
   const { entry } = found;
@@ -111,7 +111,7 @@ function after(ctx: Ctx, pending: void | Promise<void>, next: () => void | Promi
 /** No route: the App's not-found handler answers (404 unless it sets another status), or the 404 problem. */
 function notFound(host: PipelineHost, ctx: Ctx, error: KError): void | Promise<void> {
   const handler = host.seams.notFoundHandler;
-  if (handler === undefined) throw error;
+  if (handler === undefined || error.code !== 'ROUTE_NOT_FOUND') throw error;
   ctx.statusCode = 404;
   return adoptResult(ctx, handler(ctx));
 }
@@ -131,7 +131,11 @@ function checkHost(req: IncomingMessage): void {
 function respond(host: PipelineHost, ctx: Ctx): void {
   if (ctx.res.headersSent) return;
   try {
-    writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => fail(host, ctx, error));
+    writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => {
+      // a client gone before the stream's first chunk: nobody to answer, and no failure of the server's
+      if (ctx.res.destroyed || ctx.req.destroyed) ctx.res.destroy();
+      else fail(host, ctx, error);
+    });
   } catch (error) {
     fail(host, ctx, error);
   }
@@ -146,6 +150,8 @@ const mapped = new WeakSet<Ctx>();
  * whatever was thrown.
  */
 function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
+  // a stream or an event source the handler chose will not be sent now: close it (a file, a cursor, a subscription)
+  discardReply(ctx.reply);
   const handler = host.seams.errorHandler;
   if (handler === undefined || mapped.has(ctx) || ctx.res.headersSent) {
     boundary(host, ctx, error);

@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
+import { ReadableStream } from 'node:stream/web';
 import { hasBody } from './body.ts';
 import type { Ctx, Reply } from './ctx.ts';
-import { eventStream, SSE_HEADERS } from './sse.ts';
+import { closeQuietly, eventStream, SSE_HEADERS } from './sse.ts';
 import { sendStream } from './stream-reply.ts';
 
 /** What writing a reply reads of its App. */
@@ -82,4 +84,13 @@ function stream(
   const source = reply.kind === 'sse' ? eventStream(reply.source, reply.options, host.drain) : reply.source;
   const type = reply.kind === 'sse' ? SSE_HEADERS['Content-Type'] : reply.type;
   return sendStream(res, source, { status: ctx.statusCode, type, signal: ctx.context().signal, sent, onLateError });
+}
+
+/** Closes the source of a stream or event-stream reply that will not be sent (an error replaced it). */
+export function discardReply(reply: Reply): void {
+  if (reply.kind !== 'stream' && reply.kind !== 'sse') return;
+  const source = reply.source;
+  if (source instanceof Readable) source.destroy();
+  else if (source instanceof ReadableStream) source.cancel().catch(() => {});
+  else closeQuietly(source[Symbol.asyncIterator]());
 }

@@ -254,13 +254,20 @@ function variant(schema: unknown, mode: Mode, shape: { composite: boolean }, isV
     }
   }
   if (out['additionalProperties'] === false) delete out['additionalProperties'];
+  // declared properties without a type mean an object: a response schema lists what may be sent, and an array of
+  // rows must not pass as "not an object, so unconstrained" (JSON Schema's reading) with all their fields
+  if (isValue && out['type'] === undefined && ('properties' in out || 'patternProperties' in out)) out['type'] = 'object';
   if (mode === 'write') return out;
   if (out['unevaluatedProperties'] === false) delete out['unevaluatedProperties'];
   const types = typesOf(out);
   if (isValue && types === undefined && !('enum' in out) && !('const' in out) && !('$ref' in out)) out[JSON_VALUE] = true;
   if (isValue && types?.includes('array') && !('items' in out) && !('prefixItems' in out)) out['items'] = { [JSON_VALUE]: true };
   if (mode === 'exact') {
-    if (types?.includes('object') || 'properties' in out || 'patternProperties' in out) exactObject(out);
+    // declared properties on a schema that also lets other types through (or pins none): an array of rows would
+    // pass the exact check unfiltered, so such a response always goes through the serializer
+    const declares = 'properties' in out || 'patternProperties' in out;
+    if (declares && (types === undefined || types.some((t) => t !== 'object' && t !== 'null'))) shape.composite = true;
+    if (types?.includes('object') || declares) exactObject(out);
     return out;
   }
   return types?.includes('string') ? orDate(out) : out;

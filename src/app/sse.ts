@@ -69,20 +69,13 @@ function singleLine(value: string, field: string): string {
 export async function* eventStream(source: AsyncIterable<SseEvent>, options: SseOptions, draining: AbortSignal): AsyncGenerator<string> {
   const heartbeatMs = options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
   const events = source[Symbol.asyncIterator]();
-  const drained = new Promise<'drain'>((resolve) => {
-    if (draining.aborted) resolve('drain');
-    else draining.addEventListener('abort', () => resolve('drain'), { once: true });
-  });
   let pending: Promise<IteratorResult<SseEvent>> | undefined;
   try {
     yield ': connected\n\n';
     for (;;) {
       pending ??= events.next();
-      let timer: NodeJS.Timeout | undefined;
-      const beat = new Promise<'beat'>((resolve) => {
-        timer = setTimeout(() => resolve('beat'), heartbeatMs);
-      });
-      const next = await Promise.race([pending, beat, drained]).finally(() => clearTimeout(timer));
+      const wait = pause(heartbeatMs, draining);
+      const next = draining.aborted ? 'drain' : await Promise.race([pending, wait.done]).finally(wait.cancel);
       if (next === 'beat') {
         yield ': heartbeat\n\n';
         continue;
@@ -101,6 +94,28 @@ export async function* eventStream(source: AsyncIterable<SseEvent>, options: Sse
     pending?.catch(() => {});
     closeQuietly(events);
   }
+}
+
+/**
+ * `done` resolves `beat` after `ms`, or `drain` once `draining` aborts, whichever is first; `cancel` drops
+ * the timer and the listener. Made afresh for every wait and cancelled after it, so that a long stream,
+ * or many of them, leave nothing behind on the App's drain signal.
+ */
+function pause(ms: number, draining: AbortSignal): { done: Promise<'beat' | 'drain'>; cancel(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort = () => {};
+  const done = new Promise<'beat' | 'drain'>((resolve) => {
+    onAbort = () => resolve('drain');
+    timer = setTimeout(() => resolve('beat'), ms);
+    draining.addEventListener('abort', onAbort, { once: true });
+  });
+  return {
+    done,
+    cancel: () => {
+      clearTimeout(timer);
+      draining.removeEventListener('abort', onAbort);
+    },
+  };
 }
 
 /** Asks an iterator to finish (`return()`), without waiting for it nor letting it reject unobserved. */

@@ -302,7 +302,7 @@ export const CONFIG_SCHEMA = object(
         leaseRenewMs: ms(100, 1_200_000, {
           default: 5_000,
           description:
-            'The lease holder renews it this often, and the other replicas try to take it this often. `leaseRenewMs + timeoutMs` must be less than `leaseTtlMs`.',
+            'The lease holder renews it this often, and the other replicas try to take it this often. `leaseRenewMs + 2 × timeoutMs` must be less than `leaseTtlMs`.',
         }),
         maxClockSkewMs: ms(1_000, 3_600_000, {
           default: 30_000,

@@ -76,29 +76,48 @@ export function settingsOf(owner: object, config: { readonly settings?: unknown 
 /**
  * A copy of `value` with every value whose schema is marked `writeOnly: true`
  * or `secret: true` replaced by `"[redacted]"`, following `properties`,
- * `additionalProperties`, `patternProperties`, `items` and the branches of
- * `allOf`/`anyOf`/`oneOf`.
+ * `additionalProperties`, `patternProperties`, `items`, the branches of
+ * `allOf`/`anyOf`/`oneOf`/`then`/`else`, and local `$ref`s.
  *
  * @example
  * redactSettings({ properties: { password: { type: 'string', writeOnly: true } } }, { password: 'x' }); // { password: '[redacted]' }
  */
-export function redactSettings(schema: unknown, value: unknown): unknown {
-  if (!isRecord(schema)) return value;
-  if (schema['writeOnly'] === true || schema['secret'] === true) return value === undefined ? value : REDACTED;
+export function redactSettings(schema: unknown, value: unknown, root: unknown = schema, depth = 0): unknown {
+  // a local `$ref` (`#/$defs/…`) is followed, so a secret declared once in `$defs` is still a secret
+  const node = resolveRef(schema, root);
+  if (!isRecord(node) || depth > MAX_REF_DEPTH) return value;
+  const next = (sub: unknown, inner: unknown) => redactSettings(sub, inner, root, depth + 1);
+  if (node['writeOnly'] === true || node['secret'] === true) return value === undefined ? value : REDACTED;
   let out = value;
   for (const branch of ['allOf', 'anyOf', 'oneOf'] as const) {
-    const list = schema[branch];
-    if (Array.isArray(list)) for (const sub of list) out = redactSettings(sub, out);
+    const list = node[branch];
+    if (Array.isArray(list)) for (const sub of list) out = next(sub, out);
   }
-  if (Array.isArray(out)) return out.map((item) => redactSettings(schema['items'], item));
+  for (const branch of ['then', 'else'] as const) if (node[branch] !== undefined) out = next(node[branch], out);
+  if (Array.isArray(out)) return out.map((item) => next(node['items'], item));
   if (!isRecord(out)) return out;
-  const properties = isRecord(schema['properties']) ? schema['properties'] : {};
-  const patterns = isRecord(schema['patternProperties']) ? Object.entries(schema['patternProperties']) : [];
+  const properties = isRecord(node['properties']) ? node['properties'] : {};
+  const patterns = isRecord(node['patternProperties']) ? Object.entries(node['patternProperties']) : [];
   const copy: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(out)) {
     const pattern = patterns.find(([source]) => new RegExp(source, 'u').test(key));
-    const sub = Object.hasOwn(properties, key) ? properties[key] : pattern !== undefined ? pattern[1] : schema['additionalProperties'];
-    copy[key] = redactSettings(sub, inner);
+    const sub = Object.hasOwn(properties, key) ? properties[key] : pattern !== undefined ? pattern[1] : node['additionalProperties'];
+    copy[key] = next(sub, inner);
   }
   return copy;
+}
+
+/** How deep `redactSettings` follows a schema (a `$ref` cycle stops there). */
+const MAX_REF_DEPTH = 64;
+
+/** The schema a local `$ref` (`#/…`, a JSON pointer into `root`) names; the schema itself otherwise. */
+function resolveRef(schema: unknown, root: unknown): unknown {
+  const ref = isRecord(schema) ? schema['$ref'] : undefined;
+  if (typeof ref !== 'string' || !ref.startsWith('#')) return schema;
+  let node = root;
+  for (const part of ref.slice(1).split('/').slice(1)) {
+    const key = decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~');
+    node = isRecord(node) ? node[key] : undefined;
+  }
+  return node;
 }

@@ -132,10 +132,11 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
   const renewMs = coordinationMs('leaseRenewMs');
   const coordinatorTimeoutMs = coordinationMs('timeoutMs');
   const ttlMs = coordinationMs('leaseTtlMs');
-  if (renewMs + coordinatorTimeoutMs >= ttlMs) {
+  // a renewal is sent leaseRenewMs after the previous one answered, which may take timeoutMs, and may itself time out
+  if (renewMs + 2 * coordinatorTimeoutMs >= ttlMs) {
     add(
       ['coordination', co.leaseRenewMs === undefined && co.leaseTtlMs !== undefined ? 'leaseTtlMs' : 'leaseRenewMs'],
-      `coordination.leaseRenewMs (${renewMs}) + coordination.timeoutMs (${coordinatorTimeoutMs}) must be less than coordination.leaseTtlMs (${ttlMs}): ` +
+      `coordination.leaseRenewMs (${renewMs}) + 2 × coordination.timeoutMs (${coordinatorTimeoutMs}) must be less than coordination.leaseTtlMs (${ttlMs}): ` +
         'a holder whose renewal fails must stop its schedulers before the lease expires',
     );
   }

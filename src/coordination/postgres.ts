@@ -91,13 +91,19 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
   const ensureSchema = (): Promise<void> => {
     schema ??= (async () => {
       const client = await pool.connect();
+      // pg-pool listens for a client's errors only while it is idle: a connection lost while checked out
+      // would otherwise be an uncaught 'error' (the failing query rejects anyway)
+      const ignore = () => {};
+      client.on('error', ignore);
       try {
         await client.query('BEGIN');
         await client.query("SELECT pg_advisory_xact_lock(hashtextextended('flotilla:schema', 0))");
         await client.query(SCHEMA);
         await client.query('COMMIT');
+        client.off('error', ignore);
         client.release();
       } catch (error) {
+        client.off('error', ignore);
         client.release(true);
         throw error;
       }

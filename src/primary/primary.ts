@@ -223,12 +223,17 @@ export class Primary {
         if (this.#shutdown === undefined && this.#host !== undefined) this.#startServiceThread();
       },
     };
-    this.#reloading = reloadCluster(target, { code }).finally(() => {
-      this.#reloading = undefined;
-      const again = this.#reloadAgain;
-      this.#reloadAgain = undefined;
-      if (again !== undefined) void this.reload(again);
-    });
+    this.#reloading = reloadCluster(target, { code })
+      .catch((error: unknown) => {
+        this.#o.logger.error({ err: error }, 'reload failed unexpectedly: the cluster keeps serving');
+        return 'failed' as const;
+      })
+      .finally(() => {
+        this.#reloading = undefined;
+        const again = this.#reloadAgain;
+        this.#reloadAgain = undefined;
+        if (again !== undefined) void this.reload(again);
+      });
     return this.#reloading;
   }
 

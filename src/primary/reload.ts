@@ -91,6 +91,10 @@ export async function reloadCluster(target: ReloadTarget, { code }: { code: bool
   if (!replaced) {
     logger.error('reload failed: a new worker did not come up (see its error above); the old workers keep serving');
     target.adopt(before);
+    supervisor.setShutdownBudget(before.shutdown.timeoutMs);
+    // a shrink done before the rolling restart is undone: the cluster matches the config it keeps
+    const previous = resolveWorkerCount(before.workers);
+    if (supervisor.count !== previous) await supervisor.resize(previous);
     return 'failed';
   }
   if (count > supervisor.count) await supervisor.resize(count);

@@ -43,6 +43,7 @@ export class ServicePart implements Registrar {
   readonly #deadline = new AbortController();
   #tracer: Tracer;
   #running: RunningSchedulers | undefined;
+  #started: Promise<void> | undefined;
   #clean = true;
 
   constructor(config: ResolvedConfig, logBindings: Record<string, unknown> = {}) {
@@ -102,14 +103,21 @@ export class ServicePart implements Registrar {
 
   setTranslator(_translator: unknown): void {}
 
-  async start(): Promise<void> {
-    const env = { logger: this.logger, registry: this.registry, tracer: this.#tracer };
-    this.#running = await startSchedulers(this.#schedulers, env, this.config);
-    this.logger.info({ schedulers: this.#schedulers.length }, 'primary part of the service started');
+  start(): Promise<void> {
+    this.#started ??= (async () => {
+      const env = { logger: this.logger, registry: this.registry, tracer: this.#tracer };
+      this.#running = await startSchedulers(this.#schedulers, env, this.config);
+      this.logger.info({ schedulers: this.#schedulers.length }, 'primary part of the service started');
+    })();
+    return this.#started;
   }
 
-  /** Runs the shutdown hooks in registration order, by `deadline` (epoch ms) at the latest. */
+  /**
+   * Runs the shutdown hooks in registration order, by `deadline` (epoch ms) at the latest. A start still
+   * under way (waiting for the coordinator) is let finish first, so that the hooks stop what it started.
+   */
   async close(deadline: number): Promise<void> {
+    await this.#started?.catch(() => {});
     this.#clean = await runShutdown({
       logger: this.logger,
       server: undefined,

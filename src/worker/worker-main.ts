@@ -22,6 +22,8 @@ import { startWatchdog } from './watchdog.ts';
  * gone while the main thread is stuck.
  */
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
+// the config holds the service's settings and the coordinator's URL: not for the child processes a service spawns
+delete process.env[WORKER_ENV];
 // the primary validated this config before forking: adopting it spares the worker compiling the schema again
 const config = adoptResolvedConfig(start.config);
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's

@@ -248,3 +248,19 @@ test('the OpenAPI document is the same before and after the serializers are comp
   assert.deepEqual(app.openapi(), before);
   await SwaggerParser.validate(structuredClone(before) as never);
 });
+
+test('declared properties without a type mean an object: an array of rows is refused, never sent whole', async () => {
+  const { app } = testApp();
+  app.registerController(
+    controller({
+      method: 'GET',
+      path: '/rows',
+      schema: { response: { 200: { properties: { id: { type: 'number' } } } } },
+      handler: () => [{ id: 1, password: 'leaked' }],
+    }),
+  );
+  const res = await app.inject('/rows');
+  assert.equal(res.statusCode, 500);
+  assert.doesNotMatch(res.body, /leaked/);
+  await app.close();
+});

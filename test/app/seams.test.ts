@@ -99,8 +99,11 @@ describe('onRequest hooks', () => {
   test('App-level hooks run for unmatched paths too, but not for /health', async (t: TestContext) => {
     const { app, seen } = guarded();
     t.assert.strictEqual((await app.inject('/nowhere')).statusCode, 401);
+    const wrongMethod = await app.inject({ method: 'DELETE', url: '/books' });
+    t.assert.strictEqual(wrongMethod.statusCode, 401, 'no Allow header maps the routes for an anonymous client');
+    t.assert.strictEqual(wrongMethod.headers['allow'], undefined);
     t.assert.strictEqual((await app.inject('/health')).statusCode, 200, 'probes need no token');
-    t.assert.deepStrictEqual(seen, ['hook (none)']);
+    t.assert.deepStrictEqual(seen, ['hook (none)', 'hook (none)']);
     await app.close();
   });
 

@@ -169,4 +169,38 @@ describe('streamed responses', () => {
     t.assert.strictEqual(iter.body, 'a,b');
     t.assert.strictEqual(iter.type, 'text/plain; charset=utf-8');
   });
+
+  test('a stream or event source replaced by an error is closed, not leaked', async (t: TestContext) => {
+    const { app } = testApp();
+    let closed = 0;
+    async function* feed() {
+      try {
+        yield { data: 'never sent' };
+      } finally {
+        closed++;
+      }
+    }
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/feed',
+        middlewares: [
+          async (_ctx, next) => {
+            await next();
+            throw new Error('the middleware failed after the handler');
+          },
+        ],
+        handler: (ctx) => {
+          const events = feed();
+          void events.next(); // started: its finally runs when it is closed
+          ctx.sse(events);
+        },
+      }),
+    );
+    const res = await app.inject('/feed');
+    t.assert.strictEqual(res.statusCode, 500);
+    for (let i = 0; i < 50 && closed === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    t.assert.strictEqual(closed, 1);
+    await app.close();
+  });
 });

@@ -156,7 +156,7 @@ test('coordination: the URL names a backend by its scheme; empty is off; renewal
     assert.match(problems({ coordination: { url } }).join('; '), /^coordination\.url: must match pattern/, url);
   }
   assert.deepEqual(problems({ coordination: { leaseTtlMs: 5_000 } }), [
-    'coordination.leaseTtlMs: coordination.leaseRenewMs (5000) + coordination.timeoutMs (1000) must be less than coordination.leaseTtlMs (5000): ' +
+    'coordination.leaseTtlMs: coordination.leaseRenewMs (5000) + 2 × coordination.timeoutMs (1000) must be less than coordination.leaseTtlMs (5000): ' +
       'a holder whose renewal fails must stop its schedulers before the lease expires',
   ]);
   assert.equal(problems({ coordination: { leaseRenewMs: 14_000 } }).length, 1);

@@ -394,3 +394,16 @@ test('loadService: a setup with declared settings comes with its schema and vali
 
   await t.assert.rejects(async () => setup(appWith(t, { pool: 0 })), /settings\.pool: must be >= 1/);
 });
+
+test('redactSettings follows local $refs, then and else: a secret declared once in $defs stays secret', (t: TestContext) => {
+  const schema = {
+    $defs: { secret: { type: 'string', writeOnly: true }, db: { type: 'object', properties: { password: { $ref: '#/$defs/secret' } } } },
+    type: 'object',
+    properties: { db: { $ref: '#/$defs/db' }, token: { $ref: '#/$defs/secret' }, mode: { type: 'string' } },
+    if: { properties: { mode: { const: 'a' } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, not a thenable
+    then: { properties: { apiKeyA: { secret: true } } },
+  };
+  const out = redactSettings(schema, { db: { password: 'p', host: 'h' }, token: 't', mode: 'a', apiKeyA: 'k' });
+  t.assert.deepStrictEqual(out, { db: { password: '[redacted]', host: 'h' }, token: '[redacted]', mode: 'a', apiKeyA: '[redacted]' });
+});

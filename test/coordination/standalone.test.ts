@@ -11,7 +11,7 @@ import { redisServer, SKIP_WITHOUT_REDIS } from '../helpers/redis-server.ts';
 function replica(url: string, name: string, fires: string[], lease: string[]): App {
   const { app } = testApp({
     serviceName: 'coordinated',
-    coordination: { url, leaseTtlMs: 2_000, leaseRenewMs: 200, timeoutMs: 1_000 },
+    coordination: { url, leaseTtlMs: 2_000, leaseRenewMs: 200, timeoutMs: 800 },
   });
   app.registerScheduler(new CronScheduler([{ name: 'tick', cron: '* * * * * *', run: (_signal, fire) => void fires.push(fire.key) }]));
   let token = 0;

@@ -75,7 +75,7 @@ async function replicas(t: TestContext, url: string, serviceName: string, env: R
     serviceName,
     service: SERVICE,
     workers: 1,
-    coordination: { url, leaseTtlMs: LEASE_TTL_MS, leaseRenewMs: LEASE_RENEW_MS, timeoutMs: 1_500 },
+    coordination: { url, leaseTtlMs: LEASE_TTL_MS, leaseRenewMs: LEASE_RENEW_MS, timeoutMs: 900 },
   };
   const clusters = Array.from({ length: n }, () => startCluster(t, { config, env }));
   await Promise.all(
