@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { InjectResponse } from '../../src/app/app.ts';
-import { paginated } from '../../src/app/pagination.ts';
+import { newPage, paginated } from '../../src/app/pagination.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { cpuMs } from '../helpers/timing.ts';
 
@@ -26,7 +26,18 @@ function routedApp() {
   app.registerController(
     controller(
       { method: 'GET', path: '/ok', handler: () => ({ ok: true }) },
-      paginated({ method: 'GET', path: '/books', handler: (ctx) => ctx.parsePagination() }, { type: 'object' }),
+      paginated(
+        {
+          method: 'GET',
+          path: '/books',
+          handler: (ctx) => {
+            // a real page: the Page<T> response schema is enforced, and a valid query must get a 200
+            const q = ctx.parsePagination();
+            return newPage([], 0, q.page, q.limit);
+          },
+        },
+        { type: 'object' },
+      ),
       {
         method: 'GET',
         path: '/books/:id',
