@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import { bodyMediaTypes } from '../body.ts';
 import { pageSchema } from '../pagination.ts';
-import type { JsonSchema, Route } from '../route.ts';
+import { type JsonSchema, type Route, statusKey } from '../route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
 import { problemResponse } from './problem-schema.ts';
 
@@ -38,14 +38,6 @@ export function responsesOf(route: Route): Record<string, OpenApiResponse> {
   }
   responses['default'] ??= problemResponse('Unexpected error (500 Internal Server Error)');
   return responses;
-}
-
-/** `200`, `'2xx'`, `'2XX'`, `'default'` → an OpenAPI response key; `undefined` for anything else. */
-function statusKey(key: string): string | undefined {
-  if (key === 'default') return key;
-  if (/^[1-5][0-9][0-9]$/.test(key)) return key;
-  if (/^[1-5]xx$/i.test(key)) return key.toUpperCase();
-  return undefined;
 }
 
 /** A declared response: a JSON Schema, or Fastify's `{ description, content: { <media type>: { schema } } }` form. */
