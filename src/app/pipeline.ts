@@ -12,7 +12,7 @@ import type { HookChain } from './group.ts';
 import type { InFlight } from './in-flight.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
-import type { Router } from './router.ts';
+import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
@@ -89,23 +89,25 @@ function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> 
   const found = host.router.find(ctx.method, url);
   if (found.kind === 'miss') {
     // the App's hooks run first for a 405 or a malformed URL too: an auth hook answers before `Allow` maps the routes
-    return after(ctx, runRequestHooks([host.requestHooks], ctx), () => notFound(host, ctx, found.error));
+    const answer = () => (ctx.reply.kind === 'none' ? notFound(host, ctx, found.error) : undefined);
+    const hooked = runRequestHooks([host.requestHooks], ctx);
+    return hooked === undefined ? answer() : hooked.then(answer);
   }
   const { entry } = found;
   ctx.route = entry.route.path;
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;
-  return after(ctx, runRequestHooks(entry.hooks, ctx), () => {
-    entry.validator.head(ctx);
-    return entry.run(ctx);
-  });
+  // no closure on the common path: synchronous hooks (or none) go straight on
+  const hooked = runRequestHooks(entry.hooks, ctx);
+  return hooked === undefined ? handle(ctx, entry) : hooked.then(() => handle(ctx, entry));
 }
 
-/** `next` once the hooks (`pending`) are done, unless one chose the reply; synchronous when they all were. */
-function after(ctx: Ctx, pending: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
-  const go = () => (ctx.reply.kind === 'none' ? next() : undefined);
-  return pending === undefined ? go() : pending.then(go);
+/** After the `onRequest` hooks, unless one chose the reply: the route's validation, middlewares, body and handler. */
+function handle(ctx: Ctx, entry: RouteEntry): void | Promise<void> {
+  if (ctx.reply.kind !== 'none') return;
+  entry.validator.head(ctx);
+  return entry.run(ctx);
 }
 
 /** No route: the App's not-found handler answers (404 unless it sets another status), or the 404 problem. */
