@@ -27,7 +27,7 @@ export class Supervisor {
   /** Every live worker and its slot: the slot's current worker, a replacement starting, or one retiring. */
   readonly #owners = new Map<Worker, Slot>();
   readonly #retiring = new Set<Worker>();
-  /** Graceful replacements run one at a time (rolling restart, recycling). */
+  /** Graceful changes run one at a time (rolling restart, recycling, resizing): the last one asked for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #restarting = true;
   #announced = false;
@@ -78,9 +78,7 @@ export class Supervisor {
    * Replacements run one at a time.
    */
   replace(index: number): Promise<boolean> {
-    const next = this.#replacing.then(() => this.#replace(index));
-    this.#replacing = next.catch(() => false);
-    return next;
+    return this.#inTurn(() => this.#replace(index));
   }
 
   /** Slots kept alive. */
@@ -96,8 +94,13 @@ export class Supervisor {
    * are gone. Runs in turn with the graceful replacements.
    */
   resize(count: number): Promise<void> {
-    const next = this.#replacing.then(() => this.#resize(count));
-    this.#replacing = next.catch(() => false);
+    return this.#inTurn(() => this.#resize(count));
+  }
+
+  /** Runs `change` once the graceful changes asked before it are done: one at a time, a failure stopping none. */
+  #inTurn<T>(change: () => Promise<T>): Promise<T> {
+    const next = this.#replacing.then(change);
+    this.#replacing = next.catch(() => {});
     return next;
   }
 
