@@ -272,7 +272,8 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     path: ctx.path,
     status,
     durationMs: Math.round(durationMs * 1000) / 1000,
-    bytes: bytesSent(ctx), // streamed responses only; left out of the line otherwise
+    // streamed responses only (no lookup for the others); left out of the line otherwise
+    bytes: ctx.reply.kind === 'stream' || ctx.reply.kind === 'sse' ? bytesSent(ctx) : undefined,
   };
   if (!completed) host.logger.warn({ ...line, aborted: true }, 'request aborted');
   else host.logger.info(line, 'request completed');
