@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, ServerProcess } from './throwaway-server.ts';
+import { freePort, ServerProcess, upOrDisposed } from './throwaway-server.ts';
 
 /** The directory of PostgreSQL's server programs: Debian's `/usr/lib/postgresql/<version>/bin`, the newest version; undefined when not installed. */
 export function pgBin(): string | undefined {
@@ -58,16 +58,12 @@ export class PostgresServer {
     const user = serverUser();
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-pg-'));
     const server = new PostgresServer(bin, await freePort(), dir, user);
-    try {
+    return upOrDisposed(server, async () => {
       if (user !== undefined) chownSync(dir, user.uid, user.gid);
       const initdb = ['-D', join(dir, 'data'), '-U', 'flotilla', '--auth=trust', '--no-sync', '--no-locale', '-E', 'UTF8'];
       execFileSync(join(bin, 'initdb'), initdb, { cwd: dir, stdio: 'pipe', ...user });
       await server.start();
-    } catch (error) {
-      await server.dispose();
-      throw error;
-    }
-    return server;
+    });
   }
 
   /** `postgres://flotilla@127.0.0.1:<port>/postgres` */

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, ServerProcess } from './throwaway-server.ts';
+import { freePort, ServerProcess, upOrDisposed } from './throwaway-server.ts';
 
 /** Whether Debian's `redis-server` is installed. */
 export function redisInstalled(): boolean {
@@ -36,13 +36,7 @@ export class RedisServer {
 
   static async create(): Promise<RedisServer> {
     const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'flotilla-redis-')));
-    try {
-      await server.start();
-    } catch (error) {
-      await server.dispose();
-      throw error;
-    }
-    return server;
+    return upOrDisposed(server, () => server.start());
   }
 
   /** `redis://127.0.0.1:<port>` */

@@ -17,6 +17,20 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * Runs `setUp` (an initdb, then the start), and hands the server over once it is up; when anything
+ * fails on the way, the server is disposed of (its process, its directory) before the error goes on.
+ */
+export async function upOrDisposed<S extends { dispose(): Promise<void> }>(server: S, setUp: () => Promise<void>): Promise<S> {
+  try {
+    await setUp();
+    return server;
+  } catch (error) {
+    await server.dispose();
+    throw error;
+  }
+}
+
+/**
  * One run of a server process (redis-server, postgres): started by `launch`, ready once a line
  * of its output matches `ready`, stopped with `stop()`. Its output is kept for error messages.
  */
