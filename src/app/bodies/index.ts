@@ -3,13 +3,8 @@ import type { Readable } from 'node:stream';
 import { type FormBody, type FormLimits, readFormBody } from './form.ts';
 import { readJsonBody } from './json.ts';
 import type { BodyKind } from './kinds.ts';
-import {
-  type BufferedMultipart,
-  type MultipartBody,
-  type MultipartOptions,
-  readBufferedMultipartBody,
-  readMultipartBody,
-} from './multipart.ts';
+import { readBufferedMultipartBody, readMultipartBody } from './multipart.ts';
+import type { BufferedMultipart, MultipartBody, MultipartOptions } from './multipart-types.ts';
 import { readRawBody } from './raw.ts';
 import { readStreamBody } from './stream.ts';
 import { readTextBody } from './text.ts';
@@ -18,6 +13,7 @@ export { hasBody } from './common.ts';
 export { DEFAULT_FORM_FIELDS, type FormBody, type FormLimits, readFormBody } from './form.ts';
 export { MAX_BODY_DEPTH, readJsonBody } from './json.ts';
 export { BODY_KINDS, BODY_MEDIA_TYPES, type BodyKind, bodyMediaTypes } from './kinds.ts';
+export { readBufferedMultipartBody, readMultipartBody } from './multipart.ts';
 export {
   type BufferedFile,
   type BufferedMultipart,
@@ -28,9 +24,7 @@ export {
   type MultipartLimits,
   type MultipartOptions,
   type MultipartPart,
-  readBufferedMultipartBody,
-  readMultipartBody,
-} from './multipart.ts';
+} from './multipart-types.ts';
 export { readRawBody } from './raw.ts';
 export { readStreamBody } from './stream.ts';
 export { readTextBody } from './text.ts';

@@ -5,18 +5,6 @@ import type { FormBody } from './form.ts';
 import { MULTIPART_TYPE, MultipartReader } from './multipart-parts.ts';
 import type { BufferedFile, BufferedMultipart, MultipartBody, MultipartLimits } from './multipart-types.ts';
 
-export {
-  type BufferedFile,
-  type BufferedMultipart,
-  MULTIPART_DEFAULTS,
-  type MultipartBody,
-  type MultipartField,
-  type MultipartFile,
-  type MultipartLimits,
-  type MultipartOptions,
-  type MultipartPart,
-} from './multipart-types.ts';
-
 /** RFC 2046 §5.1.1: 1 to 70 characters, not ending in a space. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
 
