@@ -1,7 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ResolvedConfig } from '../config/types.ts';
 import { ERROR_CODES, type ErrorCode, problemType } from '../errors/codes.ts';
+import { createServer } from '../utils/node-http.ts';
 
 /**
  * A node:http server with limits suited to the public edge: bounded head size

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../utils/node-http.ts';
 import { ERROR_CODES, type ErrorCode } from './codes.ts';
 import { createError } from './flotilla-error.ts';
 

@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { listen } from '../utils/listen.ts';
+import { createServer } from '../utils/node-http.ts';
 
 export interface MetricsSource {
   /** The exposition text. */

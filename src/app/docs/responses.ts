@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES } from '../../utils/node-http.ts';
 import { bodyMediaTypes } from '../body.ts';
 import { pageSchema } from '../pagination.ts';
 import { type JsonSchema, type Route, statusKey } from '../route.ts';
