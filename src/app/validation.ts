@@ -4,6 +4,7 @@ import { KError } from '../errors/k-error.ts';
 import { addFormats } from '../utils/ajv-formats.ts';
 import type { Ctx } from './ctx.ts';
 import type { JsonSchema, Route } from './route.ts';
+import draft07 from './schema-meta-validator.ts';
 
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, ...options });
@@ -24,15 +25,35 @@ const exact = () => (exactAjv ??= makeAjv({ coerceTypes: false, useDefaults: tru
 
 /**
  * Refuses a schema that is not valid JSON Schema, with ajv's own check and
- * message. The meta-schema's validator is most of what a worker's first route
- * costs to compile (tens of milliseconds): it is compiled once per process, not
- * once per ajv instance, and without ajv's optimization pass (it only runs at
- * registration).
+ * message. Compiling the meta-schema's validator was most of what a worker's
+ * start-up spent in ajv (≈70 ms of CPU): for draft-07, the default, the check
+ * runs ajv's code generated ahead of time (`schema-meta-validator.ts`, from
+ * tools/meta-validator.ts); a schema naming another `$schema` is checked by
+ * an ajv instance made on first use.
  */
 function checkSchema(schema: JsonSchema, route: Route, part: SchemaPart): void {
+  const reason = metaProblems(schema);
+  if (reason !== undefined) throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason });
+}
+
+/** ajv's `errorsText()` of the schema checked against its meta-schema; `undefined` when it is valid. */
+export function metaProblems(schema: JsonSchema): string | undefined {
+  const declared = schema['$schema'];
+  if (declared === undefined || (typeof declared === 'string' && DRAFT_07.test(declared))) {
+    if (validateDraft07(schema)) return undefined;
+    return errorsText(validateDraft07.errors);
+  }
   metaAjv ??= makeAjv({ code: { optimize: false } });
-  if (!metaAjv.validateSchema(schema))
-    throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason: metaAjv.errorsText() });
+  return metaAjv.validateSchema(schema) ? undefined : metaAjv.errorsText();
+}
+
+const DRAFT_07 = /^http:\/\/json-schema\.org\/draft-07\/schema#?$/;
+const validateDraft07 = draft07 as ValidateFunction;
+
+/** ajv's `errorsText` with its defaults. */
+function errorsText(errors: ValidateFunction['errors']): string {
+  if (!errors || errors.length === 0) return 'No errors';
+  return errors.map((e) => `data${e.instancePath} ${e.message}`).join(', ');
 }
 
 type SchemaPart = 'params' | 'querystring' | 'headers' | 'body';
