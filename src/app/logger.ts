@@ -2,6 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ResolvedConfig } from '../config/types.ts';
 import { LineWriter } from './line-writer.ts';
 import { prettyStream } from './pretty-stream.ts';
+import { OWN_LOGGERS } from './request-line.ts';
 
 /** Header names whose values never reach a log line. */
 export const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -22,7 +23,7 @@ const CENSOR = '[redacted]';
  * `logging.pretty`, lines are human-readable instead (`pretty-stream.ts`).
  */
 export function createLogger(config: ResolvedConfig, stream?: DestinationStream, bindings: Record<string, unknown> = {}): Logger {
-  return pino(
+  const logger = pino(
     {
       level: config.logging.level,
       base: { service: config.serviceName, pid: process.pid, ...bindings },
@@ -31,6 +32,8 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
     },
     stream ?? (config.logging.pretty ? prettyStream() : new LineWriter(1)),
   );
+  OWN_LOGGERS.add(logger);
+  return logger;
 }
 
 let lastMs = 0;

@@ -12,6 +12,7 @@ import type { HookChain } from './group.ts';
 import type { InFlight } from './in-flight.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
+import { writeRequestLine } from './request-line.ts';
 import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
@@ -275,8 +276,8 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     // streamed responses only (no lookup for the others); left out of the line otherwise
     bytes: ctx.reply.kind === 'stream' || ctx.reply.kind === 'sse' ? bytesSent(ctx) : undefined,
   };
-  if (!completed) host.logger.warn({ ...line, aborted: true }, 'request aborted');
-  else host.logger.info(line, 'request completed');
+  if (completed) writeRequestLine(host.logger, line);
+  else host.logger.warn({ ...line, aborted: true }, 'request aborted');
 }
 
 function pathOf(url: string): string {
