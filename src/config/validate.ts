@@ -1,30 +1,19 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { availableCpus } from '../cluster/cpus.ts';
-import { addFormats } from '../utils/ajv-formats.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
+import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
-import { CONFIG_SCHEMA, MAX_WORKERS } from './schema.ts';
+import { MAX_WORKERS } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
-let check: ValidateFunction | undefined;
-
 /**
- * The schema's validator, compiled on first use: a cluster worker receives a
- * config the primary already validated and never compiles it. Compiling is
- * what costs (tens of milliseconds of every start), not validating, so: the
- * schema is ours and fixed, and a test checks it against the JSON Schema
- * meta-schema instead of every start (strict mode still refuses unknown
- * keywords), and ajv skips its optimization pass over code that runs once or
- * twice per process.
+ * The schema's validator, generated ahead of time by tools/validators.ts (a
+ * test keeps it in step with schema.ts): compiling it cost tens of milliseconds
+ * of the primary's start-up, before any worker could be forked. The schema is
+ * ours and fixed: a test checks it against the JSON Schema meta-schema, and
+ * ajv's strict mode refused unknown keywords when the code was generated.
  */
-function schemaCheck(): ValidateFunction {
-  if (check === undefined) {
-    const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, validateSchema: false, code: { optimize: false } });
-    addFormats(ajv, ['uri', 'email']);
-    check = ajv.compile(CONFIG_SCHEMA);
-  }
-  return check;
-}
+const checkConfig = configValidator as ValidateFunction;
 
 /** Configs `resolveConfig` returned (or that were adopted as such): resolving one again returns it as is. */
 const resolved = new WeakSet<object>();
@@ -81,7 +70,7 @@ export const FAST_RESTART_FAILURES = 10;
  * configProblems({ workers: 64 }, { cpus: 2 }); // [{ key: 'workers', message: 'is more than 4 × the 2 CPUs available …' }]
  */
 export function configProblems(input: unknown, host: ValidationHost = {}): ConfigProblem[] {
-  const problems = schemaProblems(schemaCheck(), input);
+  const problems = schemaProblems(checkConfig, input);
   // a key the schema refused gets no cross-field problem too
   const refused = new Set(problems.map((p) => p.key));
   try {

@@ -5,15 +5,15 @@ import { Ajv } from 'ajv';
 import fc from 'fast-check';
 import { metaProblems } from '../../src/app/validation.ts';
 import { addFormats } from '../../src/utils/ajv-formats.ts';
-import { META_AJV_OPTIONS, META_VALIDATOR_FILE, metaValidatorSource } from '../../tools/meta-validator.ts';
+import { GENERATED, generatedSource, META_AJV_OPTIONS } from '../../tools/validators.ts';
 
 /** What the check was before the validator was generated: ajv compiling the meta-schema at run time. */
 const runtime = new Ajv({ ...META_AJV_OPTIONS, code: { optimize: false } });
 addFormats(runtime);
 const reference = (schema: Record<string, unknown>) => (runtime.validateSchema(schema) ? undefined : runtime.errorsText());
 
-test('the generated meta-schema validator is what the installed ajv generates (node --conditions=source tools/meta-validator.ts)', () => {
-  assert.equal(readFileSync(META_VALIDATOR_FILE, 'utf8'), metaValidatorSource());
+test('the generated meta-schema validator is what the installed ajv generates (node --conditions=source tools/validators.ts)', () => {
+  assert.equal(readFileSync(GENERATED.meta.file, 'utf8'), generatedSource('meta'));
 });
 
 const CASES: Record<string, unknown>[] = [

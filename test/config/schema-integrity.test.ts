@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -7,6 +8,7 @@ import { DEFAULTS, defaultsOf } from '../../src/config/defaults.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
 import type { KConfig, ResolvedConfig } from '../../src/config/types.ts';
 import { configProblems, resolveConfig } from '../../src/config/validate.ts';
+import { GENERATED, generatedSource } from '../../tools/validators.ts';
 
 // CONFIG_SCHEMA is the one declaration of the config: these tests keep it complete (a description on
 // every key, a default wherever the resolved config has the key) and check that what derives from
@@ -150,4 +152,8 @@ test('the types agree with the schema', () => {
     c.cluster.maxRequests = 1;
   };
   assert.throws(() => mutate(sample), TypeError);
+});
+
+test('the generated config validator is what the installed ajv generates from CONFIG_SCHEMA (node --conditions=source tools/validators.ts)', () => {
+  assert.equal(readFileSync(GENERATED.config.file, 'utf8'), generatedSource('config'));
 });
