@@ -1,4 +1,5 @@
-import { Ajv } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv } from 'ajv';
 import { addFormats } from '../utils/ajv-formats.ts';
 import { isRecord } from '../utils/is-record.ts';
 import { ConfigError } from './config-error.ts';
@@ -26,6 +27,9 @@ function compile(schema: object) {
   let check = compiled.get(schema);
   if (check === undefined) {
     if (ajv === undefined) {
+      // required on first use: the primary's main thread loads this module but checks no settings (its
+      // service thread and the workers do), and loading ajv was ~15 ms of its start-up before any fork
+      const { Ajv } = createRequire(import.meta.url)('ajv') as typeof import('ajv');
       ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, useDefaults: true, keywords: ['secret'] });
       addFormats(ajv);
     }
