@@ -16,7 +16,7 @@ test('no source file imports values from node:http as ESM (src/utils/node-http.t
 test('an App that listens has not loaded Node’s bundled undici', () => {
   const script = `
     import { App } from 'flotilla';
-    const app = new App({ port: 0, host: '127.0.0.1', logging: { level: 'silent' } }, { handleSignals: false });
+    const app = new App({ port: 0, host: '127.0.0.1', logging: { level: 'silent' }, metrics: { port: 0, host: '127.0.0.1' } }, { handleSignals: false });
     app.registerController({ routes: () => [{ method: 'GET', path: '/', handler: () => ({ ok: true }) }] });
     const closed = app.listen();
     await app.ready();
@@ -25,6 +25,9 @@ test('an App that listens has not loaded Node’s bundled undici', () => {
     await closed;
     console.log(JSON.stringify(loaded));
   `;
-  const out = execFileSync(process.execPath, ['--conditions=source', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--conditions=source', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1) ?? ''), []);
 });
