@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { PromMetricsCollector } from '../../src/metrics/prom-collector.ts';
 import { collectorContract } from './collector-contract.ts';
 
@@ -74,5 +74,48 @@ describe('PromMetricsCollector', () => {
     const registry = new Registry();
     new Gauge({ name: 'http_requests_total', help: 'not a counter', registers: [registry] });
     assert.throws(() => new PromMetricsCollector(registry), { name: 'TypeError', message: /http_requests_total is already registered/ });
+  });
+});
+
+describe('PromMetricsCollector on a registry it shares', () => {
+  it('starts from nothing after registry.resetMetrics(), as prom-client metrics do', async () => {
+    const collector = new PromMetricsCollector(new Registry());
+    collector.recordRequest({ method: 'GET', route: '/a', status: 200, durationMs: 3 });
+    collector.registry.resetMetrics();
+    assert.doesNotMatch(await collector.registry.metrics(), /route=/);
+    collector.recordRequest({ method: 'GET', route: '/b', status: 200, durationMs: 3 });
+    collector.recordRequest({ method: 'GET', route: '/a', status: 200, durationMs: 3 });
+    const labels = { method: 'GET', route: '/a', status: '200' };
+    assert.equal(await sample(collector.registry, 'http_requests_total', labels), 1);
+    assert.equal(await sample(collector.registry, 'http_request_duration_seconds_count', labels), 1);
+    assert.match(await collector.registry.metrics(), /route="\/b"[\s\S]*route="\/a"/, 'series in first-seen order since the reset');
+  });
+
+  it('feeds a prom-client Counter and Histogram registered under its names', async () => {
+    const registry = new Registry();
+    const labelNames = ['method', 'route', 'status'];
+    const counter = new Counter({ name: 'http_requests_total', help: 'mine', labelNames, registers: [registry] });
+    const histogram = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'mine',
+      labelNames,
+      buckets: [1],
+      registers: [registry],
+    });
+    new PromMetricsCollector(registry).recordRequest({ method: 'GET', route: '/', status: 200, durationMs: Number.NaN });
+    assert.deepEqual((await counter.get()).values, [{ value: 1, labels: { method: 'GET', route: '/', status: '200' } }]);
+    assert.equal((await histogram.get()).values.find((v) => v.metricName === 'http_request_duration_seconds_sum')?.value, 0);
+  });
+
+  it('registers a new counter beside the histogram of another collector when the counter was removed', async () => {
+    const registry = new Registry();
+    const first = new PromMetricsCollector(registry);
+    registry.removeSingleMetric('http_requests_total');
+    const second = new PromMetricsCollector(registry);
+    first.recordRequest({ method: 'GET', route: '/', status: 200, durationMs: 1 });
+    second.recordRequest({ method: 'GET', route: '/', status: 200, durationMs: 1 });
+    const labels = { method: 'GET', route: '/', status: '200' };
+    assert.equal(await sample(registry, 'http_requests_total', labels), 1);
+    assert.equal(await sample(registry, 'http_request_duration_seconds_count', labels), 2);
   });
 });
