@@ -1,4 +1,5 @@
-import { type Document, isScalar, type Scalar, visit } from 'yaml';
+import type { Document, Scalar } from 'yaml';
+import { yaml } from './yaml-lib.ts';
 import { type LocatedProblem, pathOfAncestry } from './yaml-paths.ts';
 
 /** The result of interpolating one string. */
@@ -76,7 +77,7 @@ function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: s
  */
 export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv): LocatedProblem[] {
   const problems: LocatedProblem[] = [];
-  visit(doc, {
+  yaml().visit(doc, {
     Scalar(key, node, ancestry) {
       if (key === 'key' || typeof node.value !== 'string' || !node.value.includes('$')) return;
       const result = interpolate(node.value, env);
@@ -100,7 +101,7 @@ function retype(doc: Document, text: string): unknown {
   for (const tag of doc.schema.tags) {
     if (tag.default !== true || !('test' in tag) || tag.test === undefined || !tag.test.test(text)) continue;
     const resolved = tag.resolve(text, () => {}, doc.options);
-    return isScalar(resolved) ? resolved.value : resolved;
+    return yaml().isScalar(resolved) ? resolved.value : resolved;
   }
   return text;
 }

@@ -1,5 +1,6 @@
-import { type Document, isAlias, isMap, LineCounter, type Node, parseDocument, visit, type YAMLError } from 'yaml';
+import type { Document, LineCounter, Node, YAMLError } from 'yaml';
 import { interpolateDocument } from './interpolate.ts';
+import { yaml } from './yaml-lib.ts';
 import { keyText, type LocatedProblem, pathAtOffset, pathOfAncestry } from './yaml-paths.ts';
 
 /** Most alias expansions a config file may use; more fails fast (alias bombs). */
@@ -31,8 +32,8 @@ const FRIENDLY: Partial<Record<string, string>> = {
  * const { value, problems } = readYaml('port: ${PORT:-3000}\n', process.env); // value: { port: 3000 }
  */
 export function readYaml(text: string, env: NodeJS.ProcessEnv): YamlRead {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, {
+  const lineCounter = new (yaml().LineCounter)();
+  const doc = yaml().parseDocument(text, {
     version: '1.2',
     schema: 'core',
     merge: false,
@@ -89,7 +90,7 @@ function structureProblems(doc: Document): { problems: LocatedProblem[]; brokenA
   let firstAlias: number | undefined;
   const add = (ancestry: readonly unknown[], node: unknown, message: string) =>
     problems.push({ path: pathOfAncestry(ancestry, node), offset: (node as Node).range?.[0] ?? 0, message });
-  visit(doc, {
+  yaml().visit(doc, {
     Pair(_key, pair, ancestry) {
       if (keyText(pair) !== '<<') return;
       const path = [...pathOfAncestry(ancestry, pair), '<<'];
@@ -100,7 +101,7 @@ function structureProblems(doc: Document): { problems: LocatedProblem[]; brokenA
       });
     },
     Node(_key, node, ancestry) {
-      if (isAlias(node)) {
+      if (yaml().isAlias(node)) {
         firstAlias ??= node.range?.[0];
         const target = anchors.get(node.source);
         const problem =
@@ -116,7 +117,7 @@ function structureProblems(doc: Document): { problems: LocatedProblem[]; brokenA
         return;
       }
       if (node.anchor !== undefined) anchors.set(node.anchor, node);
-      if (isMap(node)) {
+      if (yaml().isMap(node)) {
         const seen = new Set<string>();
         for (const pair of node.items) {
           if (seen.size === seen.add(keyText(pair)).size) {

@@ -1,4 +1,5 @@
-import { type Document, isAlias, isMap, isPair, isScalar, isSeq, type Node, type Pair, type YAMLMap, type YAMLSeq } from 'yaml';
+import type { Document, Node, Pair, YAMLMap, YAMLSeq } from 'yaml';
+import { yaml } from './yaml-lib.ts';
 
 /** A key path into the config, as in `ConfigProblem.path`. */
 export type KeyPath = (string | number)[];
@@ -20,8 +21,8 @@ export function pathOfAncestry(ancestry: readonly unknown[], node: unknown): Key
   const path: KeyPath = [];
   for (const [i, item] of ancestry.entries()) {
     const child = ancestry[i + 1] ?? node;
-    if (isPair(item)) path.push(keyText(item));
-    else if (isSeq(item)) path.push(indexIn(item, child));
+    if (yaml().isPair(item)) path.push(keyText(item));
+    else if (yaml().isSeq(item)) path.push(indexIn(item, child));
   }
   return path;
 }
@@ -41,7 +42,7 @@ function indexIn(seq: YAMLSeq, item: unknown): number {
 
 /** The text of a pair's key (keys are strings: the document is parsed with `stringKeys`). */
 export function keyText(pair: Pair): string {
-  return isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+  return yaml().isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
 }
 
 /**
@@ -57,12 +58,12 @@ export function offsetOfPath(doc: Document, path: readonly (string | number)[]):
   let node: unknown = doc.contents;
   let offset = rangeStart(node) ?? 0;
   for (const segment of path) {
-    if (isAlias(node)) node = node.resolve(doc);
+    if (yaml().isAlias(node)) node = node.resolve(doc);
     let next: { at: number | undefined; node: unknown } | undefined;
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       const pair = pairsByKey(node).get(String(segment));
       if (pair !== undefined) next = { at: rangeStart(pair.key) ?? rangeStart(pair.value), node: pair.value };
-    } else if (isSeq(node) && typeof segment === 'number') {
+    } else if (yaml().isSeq(node) && typeof segment === 'number') {
       const item = node.items[segment];
       if (item !== undefined) next = { at: rangeStart(item), node: item };
     }
@@ -84,13 +85,13 @@ export function pathAtOffset(doc: Document, offset: number): KeyPath {
   const path: KeyPath = [];
   let node: unknown = doc.contents;
   for (;;) {
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       const pair = node.items.find((p) => contains(p.key, offset) || contains(p.value, offset));
       if (pair === undefined) break;
       path.push(keyText(pair));
       if (contains(pair.key, offset)) break;
       node = pair.value;
-    } else if (isSeq(node)) {
+    } else if (yaml().isSeq(node)) {
       const index = node.items.findIndex((item) => contains(item, offset));
       if (index === -1) break;
       path.push(index);
