@@ -2,12 +2,14 @@
  * `npm run bench [-- --quick]`: the benchmark suite. Starts every contender
  * (each its own process, pinned to core 0 when there are 2+ cores), checks
  * they answer alike, runs a warm-up round then alternating rounds of wrk
- * (pinned to core 1), measures start, memory, scrape and shutdown, and writes
- * bench/results/<name>.md + .json. See bench/README.md.
+ * (pinned to core 1), keep-alive and with a new connection per request,
+ * measures start, memory, scrape and shutdown, and writes
+ * bench/results/<name>.md + .json. With `--baseline REV`, flotilla contenders
+ * also run from REV's src/, for current ÷ base ratios. See bench/README.md.
  */
 import { availableParallelism } from 'node:os';
-import { buildCompiled } from './lib/build.ts';
-import { CONTENDERS, RUN_ORDER, SCENARIOS } from './lib/contenders.ts';
+import { buildBaseline, buildCompiled, resolveRevision } from './lib/build.ts';
+import { CONTENDERS, type Contender, roundOrder, runsIn, SCENARIOS } from './lib/contenders.ts';
 import { loadRun, type Run } from './lib/load.ts';
 import { machineMeta } from './lib/meta.ts';
 import { scrapeWithStuckWorker, snapshotCost } from './lib/metrics-cost.ts';
@@ -20,7 +22,7 @@ import { SCRAPE_CLUSTER, SCRAPE_STANDALONE, scrapeLatency } from './lib/scrape.t
 import { serializerCost } from './lib/serializer-cost.ts';
 import { freePort, ROOT, runtime, ServerProcess } from './lib/server-process.ts';
 import { CLUSTER, coldStarts, exitWithIdleConnections, rssOf, STANDALONE } from './lib/startup.ts';
-import { type Extras, NOISY_PCT, pairedRatio, type Row, summarize, targets } from './lib/summary.ts';
+import { baselinePairs, clusterFigures, type Extras, NOISY_PCT, pairedRatio, type Row, summarize, targets } from './lib/summary.ts';
 import { ensureWrk } from './lib/wrk.ts';
 
 const opts = parseOptions(process.argv.slice(2));
@@ -30,9 +32,15 @@ const [serverCore, wrkCore] = pin ? [0, 1] : [undefined, undefined];
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+for (const name of opts.scenarios ?? []) {
+  if (!SCENARIOS.some((s) => s.name === name)) throw new Error(`no scenario '${name}': ${SCENARIOS.map((s) => s.name).join(', ')}`);
+}
 const scenarios = SCENARIOS.filter((s) => opts.scenarios === undefined || opts.scenarios.includes(s.name));
 const fromSource = { root: ROOT, source: true };
+if (opts.baseline !== undefined && opts.source) throw new Error('--baseline runs both sides compiled: leave out --source');
 if (!opts.source) Object.assign(runtime, { root: buildCompiled(), source: false });
+// resolved first: an unknown revision fails before anything is built
+const baseline = opts.baseline === undefined ? undefined : { rev: opts.baseline, ...resolveRevision(opts.baseline) };
 
 if (opts.profile !== undefined) {
   const contender = CONTENDERS.find((c) => c.name === opts.profile);
@@ -60,8 +68,26 @@ if (opts.serializerOnly) {
   process.exit(0);
 }
 
+if (baseline !== undefined) log(`baseline: compiling src/ as of ${baseline.rev} (${baseline.short} ${baseline.subject})`);
+const baseRuntime = baseline === undefined ? undefined : { root: buildBaseline(baseline.commit), source: false };
 // `--only` names the contenders, a full-mode-only one too; otherwise quick mode leaves those out
-const contenders = CONTENDERS.filter((c) => opts.only?.includes(c.name) ?? (opts.mode === 'full' || !c.fullOnly));
+const current = CONTENDERS.filter((c) => opts.only?.includes(c.name) ?? (opts.mode === 'full' || !c.fullOnly));
+// `--baseline`: flotilla full and lean (with `--only`, every flotilla contender named) built from the base revision too
+const withBase = current.filter((c) =>
+  opts.only === undefined ? ['flotilla-full', 'flotilla-lean'].includes(c.name) : c.name.startsWith('flotilla'),
+);
+const contenders: Contender[] = [
+  ...current,
+  ...(baseRuntime === undefined || baseline === undefined
+    ? []
+    : withBase.map((c) => ({
+        ...c,
+        name: `${c.name}@base`,
+        title: `${c.title} @ base ${baseline.short}`,
+        baseOf: c.name,
+        runtime: baseRuntime,
+      }))),
+];
 const busy = await waitQuiet(opts.mode === 'full' ? 120 : 10, 0.1, (b) =>
   log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`),
 );
@@ -89,10 +115,10 @@ for (const [name, server] of servers) {
 }
 
 const runs: Run[] = [];
-const order = [...contenders].sort((a, b) => RUN_ORDER.indexOf(a.name) - RUN_ORDER.indexOf(b.name));
 for (let round = 0; round <= opts.rounds; round++) {
   for (const s of scenarios) {
-    for (const c of order) {
+    const inScenario = contenders.filter((c) => runsIn(c, s));
+    for (const c of roundOrder(inScenario, round)) {
       const settings = {
         connections: opts.connections,
         durationS: round === 0 ? opts.warmupS : opts.durationS,
@@ -109,9 +135,13 @@ for (let round = 0; round <= opts.rounds; round++) {
       }
       runs.push(run);
       const noise = `, noise ${Math.round(run.foreignPct)} %`;
+      const split =
+        run.split === undefined
+          ? ''
+          : `, primary ${Math.round((run.split.primary / Math.max(run.cpuS, 1e-9)) * 100)} %, workers ${run.split.workers.map((w) => w.toFixed(2)).join(' / ')} CPU s${run.split.connections === undefined ? '' : `, ${run.split.connections.join(' / ')} connections`}`;
       log(
         `${round === 0 ? 'warm-up' : `round ${round}/${opts.rounds}`} ${s.name} ${c.name}: ${Math.round(run.rps)} req/s, ` +
-          `p99 ${run.p99Ms.toFixed(1)} ms, ${run.cpuPer1k.toFixed(4)} CPU s/1k${run.errors ? `, ${run.errors} ERRORS` : ''}${noise}`,
+          `p99 ${run.p99Ms.toFixed(1)} ms, ${run.cpuPer1k.toFixed(4)} CPU s/1k${split}${run.errors ? `, ${run.errors} ERRORS` : ''}${noise}`,
       );
       await sleep(100);
     }
@@ -162,6 +192,7 @@ const results: Results = {
     ...machineMeta(wrk),
     connections: opts.connections,
     durationS: opts.durationS,
+    ...(baseline === undefined ? {} : { baseline: { rev: baseline.rev, commit: baseline.short, subject: baseline.subject } }),
     warmupS: opts.warmupS,
     rounds: opts.rounds,
     busyAtStartPct: Math.round(busy * 100),
@@ -170,6 +201,8 @@ const results: Results = {
       : 'none (fewer than 2 cores)',
     notes: [
       'CPU s / 1k req: utime + stime from /proc/<pid>/stat of every server process (cluster: primary + workers), per 1 000 completed requests.',
+      "Cluster CPU split: the same counters per process; the primary's share is its CPU ÷ the cluster's, the busiest worker's share its CPU ÷ the workers' (50 % with 2 workers is an even spread).",
+      'A new connection per request: wrk sends `Connection: close`, the server closes each connection after its reply and wrk opens another; the kernel reuses the loopback TIME_WAIT sockets (net.ipv4.tcp_tw_reuse), no connect errors at 50 connections.',
       `noise %: CPU time of every other process (and steal) on the machine during a run, in % of one core; a run above ${NOISY_PCT} % is measured again once the machine is idle, and left out of the medians when 3 quieter rounds exist (rounds column: used/measured); the column shows the highest noise among the rounds used.`,
       'The no-op tracer row replaces the App tracer with app.setTracer(noopTracer): the App has no switch to turn tracing off.',
     ],
@@ -181,6 +214,10 @@ const results: Results = {
   extras,
   tracing,
   responseSchemas,
-  targets: targets(runs, rows, extras),
+  clusters: clusterFigures(runs, rows),
+  ...(baseline === undefined
+    ? {}
+    : { baseline: { rev: baseline.rev, commit: baseline.short, pairs: baselinePairs(runs, contenders, scenarios) } }),
+  targets: targets(runs, rows, scenarios, extras),
 };
 process.stdout.write(`\n${writeReport(`${ROOT}bench/results`, opts.out, results)}\n`);

@@ -14,9 +14,12 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
  * `node_modules` a link to the repository's. That is how the published package
  * and the Docker image run: no type stripping at start-up. The benchmark and
  * the reliability checks run their clusters from it. Returns the directory
- * (with a trailing slash); removed when the process exits.
+ * (with a trailing slash); removed when the process exits. `root`: where
+ * `src/` and `extra` are read from (default: this repository), e.g. a
+ * checkout of another revision; the compiler options, the version and
+ * `node_modules` are always this repository's.
  */
-export function compileToPackage(extra: readonly string[]): string {
+export function compileToPackage(extra: readonly string[], root: string = ROOT): string {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-compiled-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'out');
@@ -25,14 +28,14 @@ export function compileToPackage(extra: readonly string[]): string {
     compilerOptions: {
       noEmit: false,
       allowImportingTsExtensions: false,
-      rootDir: ROOT,
+      rootDir: root,
       outDir: out,
       typeRoots: [join(ROOT, 'node_modules/@types')],
       declaration: false,
       sourceMap: false,
       noCheck: true,
     },
-    include: ['src', ...extra].map((p) => join(ROOT, p)),
+    include: ['src', ...extra].map((p) => join(root, p)),
   };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config));
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' });

@@ -7,6 +7,8 @@ export interface Contender extends Omit<Launch, 'core'> {
   pinned: boolean;
   /** Left out of quick runs. */
   fullOnly?: boolean;
+  /** `--baseline`: the current contender this one is the baseline build of (`<name>@base`). */
+  baseOf?: string;
 }
 
 /** In this order, round after round (A B C … A B C …). */
@@ -48,6 +50,13 @@ export const CONTENDERS: readonly Contender[] = [
     pinned: true,
   },
   {
+    name: 'flotilla-cluster-kernel',
+    title: 'flotilla cluster, 2 workers, balancing: kernel',
+    entry: 'servers/flotilla-cluster-kernel.yaml',
+    readyLines: 2,
+    pinned: true,
+  },
+  {
     name: 'flotilla-cluster-unpinned',
     title: 'flotilla cluster, 2 workers, unpinned',
     entry: 'servers/flotilla-cluster.yaml',
@@ -62,7 +71,8 @@ export const CONTENDERS: readonly Contender[] = [
  * floor, flotilla full and Fastify, the cluster and flotilla full) runs back
  * to back, so that a slow spell of the host hits both sides alike; Fastify
  * runs with and without response schemas back to back too (flotilla without
- * them comes one run after the cluster: flotilla full has only two neighbours).
+ * them comes one run after the kernel-balanced cluster: flotilla full has only
+ * two neighbours, and the kernel cluster comes one run after it).
  */
 export const RUN_ORDER: readonly string[] = [
   'floor',
@@ -71,20 +81,56 @@ export const RUN_ORDER: readonly string[] = [
   'fastify',
   'flotilla-full',
   'flotilla-cluster',
+  'flotilla-cluster-kernel',
   'flotilla-no-schema',
   'flotilla-no-tracing',
   'express',
   'flotilla-cluster-unpinned',
 ];
 
+/**
+ * The contenders of one round in their run order (see `RUN_ORDER`), each
+ * baseline build (`<name>@base`) beside its current one: after it in odd
+ * rounds, before it in even ones, so that neither side always runs second.
+ */
+export function roundOrder(contenders: readonly Contender[], round: number): Contender[] {
+  const rank = (c: Contender) => RUN_ORDER.indexOf(c.baseOf ?? c.name);
+  const sorted = [...contenders].sort((a, b) => rank(a) - rank(b) || (a.baseOf === undefined ? -1 : 1));
+  if (round % 2 === 1) return sorted;
+  const out = [...sorted];
+  for (let i = 0; i + 1 < out.length; i++) {
+    if (out[i + 1]!.baseOf === out[i]!.name) [out[i], out[i + 1]] = [out[i + 1]!, out[i]!];
+  }
+  return out;
+}
+
 export interface Scenario {
   name: string;
   title: string;
   path: string;
   idCount?: number;
+  /** Extra request headers (`Connection: close`). */
+  headers?: Record<string, string>;
+  /** Only these contenders (and their baseline builds) run it; default: every contender. */
+  contenders?: readonly string[];
+  /** One keep-alive connection serves many requests (false: a new connection per request). */
+  keepAlive: boolean;
 }
 
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'list', title: 'GET /items?page=3&limit=20', path: '/items?page=3&limit=20' },
-  { name: 'get', title: 'GET /items/:id (ids 1…10 000 in turn)', path: '/items/1', idCount: 10_000 },
+  { name: 'list', title: 'GET /items?page=3&limit=20', path: '/items?page=3&limit=20', keepAlive: true },
+  { name: 'get', title: 'GET /items/:id (ids 1…10 000 in turn)', path: '/items/1', idCount: 10_000, keepAlive: true },
+  {
+    name: 'close',
+    title: 'GET /items?page=3&limit=20, a new connection per request (Connection: close)',
+    path: '/items?page=3&limit=20',
+    headers: { Connection: 'close' },
+    contenders: ['floor', 'flotilla-full', 'flotilla-cluster', 'flotilla-cluster-kernel'],
+    keepAlive: false,
+  },
 ];
+
+/** Whether `c` runs in `scenario`. */
+export function runsIn(c: Contender, scenario: Scenario): boolean {
+  return scenario.contenders === undefined || scenario.contenders.includes(c.baseOf ?? c.name);
+}

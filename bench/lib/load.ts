@@ -1,6 +1,6 @@
 import { ORIGIN } from '../services/data.ts';
 import type { Scenario } from './contenders.ts';
-import { cpuTimes, treeCpuSeconds } from './proc.ts';
+import { CLK_TCK, connectionsOf, cpuTicks, cpuTimes, processTree } from './proc.ts';
 import type { ServerProcess } from './server-process.ts';
 import { runWrk } from './wrk.ts';
 
@@ -25,30 +25,62 @@ export interface Run {
   cpuS: number;
   /** Server CPU-seconds per 1 000 requests. */
   cpuPer1k: number;
+  /**
+   * A cluster's CPU-seconds split by process: `primary` (the process started)
+   * and `workers` (its children, in pid order); absent for a single process.
+   * `connections`: in keep-alive scenarios, the established connections each
+   * worker held halfway through the run (same order).
+   */
+  split?: { primary: number; workers: number[]; connections?: number[] };
   /** Socket errors, timeouts and non-2xx/3xx responses: should be 0. */
   errors: number;
   /** CPU time of every other process (and hypervisor steal) on the machine, in % of one core over the run: noise. */
   foreignPct: number;
 }
 
+/** CPU ticks so far of a server's process and each of its descendants (cluster workers), by pid. */
+function ticksByPid(pid: number): Map<number, number> {
+  return new Map(processTree(pid).map((p) => [p, cpuTicks(p)]));
+}
+
 /** Loads `server` with wrk for `durationS` and reads the CPU its processes used meanwhile. */
 export async function loadRun(server: ServerProcess, scenario: Scenario, s: LoadSettings): Promise<Omit<Run, 'contender' | 'round'>> {
   const machineBefore = cpuTimes().get('cpu');
-  const before = treeCpuSeconds(server.pid);
+  const before = ticksByPid(server.pid);
+  // halfway through a keep-alive run, which worker holds which of wrk's connections (a cluster's spread)
+  let connections: number[] | undefined;
+  const workers = () =>
+    processTree(server.pid)
+      .slice(1)
+      .sort((a, b) => a - b);
+  const sample =
+    scenario.keepAlive && before.size > 1
+      ? setTimeout(() => (connections = connectionsOf(workers(), server.port)), s.durationS * 500)
+      : undefined;
   const wrk = await runWrk({
     port: server.port,
     path: scenario.path,
     ...(scenario.idCount === undefined ? {} : { idCount: scenario.idCount }),
     connections: s.connections,
     durationS: s.durationS,
-    headers: { Origin: ORIGIN, Accept: 'application/json' },
+    headers: { Origin: ORIGIN, Accept: 'application/json', ...scenario.headers },
     ...(s.wrkCore === undefined ? {} : { core: s.wrkCore }),
   });
-  const cpuS = treeCpuSeconds(server.pid) - before;
+  clearTimeout(sample);
+  const after = ticksByPid(server.pid);
+  // a process that appeared during the run counts from 0; one that exited is lost (a worker replaced mid-run)
+  const used = [...after].map(([pid, ticks]) => ({ pid, s: (ticks - (before.get(pid) ?? 0)) / CLK_TCK }));
+  const cpuS = used.reduce((sum, p) => sum + p.s, 0);
+  const children = used.filter((p) => p.pid !== server.pid).sort((a, b) => a.pid - b.pid);
   const machineAfter = cpuTimes().get('cpu');
   const machineS = machineBefore && machineAfter ? machineAfter.busy - machineBefore.busy + machineAfter.steal - machineBefore.steal : 0;
   const foreignS = machineS - cpuS - wrk.cpuS;
   const e = wrk.errors;
+  const split = {
+    primary: used.find((p) => p.pid === server.pid)?.s ?? 0,
+    workers: children.map((p) => p.s),
+    ...(connections === undefined ? {} : { connections }),
+  };
   return {
     scenario: scenario.name,
     requests: wrk.requests,
@@ -57,6 +89,7 @@ export async function loadRun(server: ServerProcess, scenario: Scenario, s: Load
     p99Ms: wrk.latencyMs.p99,
     cpuS,
     cpuPer1k: (cpuS / Math.max(1, wrk.requests)) * 1000,
+    ...(children.length === 0 ? {} : { split }),
     errors: e.connect + e.read + e.write + e.status + e.timeout,
     foreignPct: Math.max(0, (foreignS / wrk.durationS) * 100),
   };

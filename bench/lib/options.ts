@@ -28,18 +28,24 @@ export interface Options {
   profile: string | undefined;
   /** Run the servers from the TypeScript sources (type stripping) instead of a compiled copy. */
   source: boolean;
+  /** `--baseline REV`: also run flotilla's src/ as of this git revision (contenders `<name>@base`). */
+  baseline: string | undefined;
 }
 
 export const USAGE = `npm run bench [-- options]
-  --quick               everyday mode, under a minute: list route only, 2 s runs, no Express / no-op tracer /
-                        unpinned cluster rows, one cold start, 100 scrapes of the cluster only
+  --quick               everyday mode, ~2 minutes: the list route with keep-alive and with a new connection per
+                        request, 2 s runs, no Express / no-op tracer / response-schema / unpinned cluster rows,
+                        one cold start, 100 scrapes of the cluster only
   --rounds N            measured rounds (full 5, quick 3; at least 3)
   --duration S          seconds per run (full 3, quick 2)
   --warmup S            seconds of the warm-up run of each contender and scenario (full 5, quick 2)
   --connections N       keep-alive connections (default 50)
   --only a,b            only these contenders (floor and fastify are always included); names a full-mode-only
                         contender in quick mode too (e.g. --only flotilla-full,flotilla-no-schema,fastify-schema)
-  --scenario list|get   only this scenario
+  --scenario NAME       only this scenario: list, get (keep-alive) or close (a new connection per request)
+  --baseline REV        also build flotilla's src/ as of git revision REV (with the current bench/servers and
+                        bench/services) and run flotilla-full@base and flotilla-lean@base (with --only: the
+                        flotilla contenders named) beside the current ones; reports current ÷ base
   --no-extras           skip cold start, RSS, scrape and exit measurements
   --metrics-only        only the metrics-cost measurements (scrape latency with a worker stuck, a worker's
                         snapshot cost), printed; nothing written
@@ -67,6 +73,7 @@ export function parseOptions(argv: string[]): Options {
       out: { type: 'string' },
       profile: { type: 'string' },
       source: { type: 'boolean', default: false },
+      baseline: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -86,7 +93,7 @@ export function parseOptions(argv: string[]): Options {
     coldStarts: quick ? 1 : 5,
     scrapes: quick ? 100 : 200,
     only: only === undefined ? undefined : [...new Set(['floor', 'fastify', ...only])],
-    scenarios: values.scenario === undefined ? (quick ? ['list'] : undefined) : [values.scenario],
+    scenarios: values.scenario === undefined ? (quick ? ['list', 'close'] : undefined) : [values.scenario],
     extras: !values['no-extras'],
     metricsOnly: values['metrics-only'],
     serializerOnly: values['serializer-only'],
@@ -97,5 +104,6 @@ export function parseOptions(argv: string[]): Options {
     out: values.out ?? (quick ? 'quick' : 'latest'),
     profile: values.profile,
     source: values.source,
+    baseline: values.baseline,
   };
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { readProc } from '../../tools/proc.ts';
 
 /** Clock ticks per second of `/proc/<pid>/stat` times. */
@@ -31,6 +31,34 @@ export function processTree(pid: number): number[] {
     }
   }
   return tree;
+}
+
+/**
+ * Established TCP connections to local `port` (IPv4) that each of `pids`
+ * holds open: its `/proc/<pid>/fd` sockets matched with `/proc/net/tcp` by inode.
+ */
+export function connectionsOf(pids: readonly number[], port: number): number[] {
+  const portHex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const line of (readProc('/proc/net/tcp') ?? '').split('\n').slice(1)) {
+    const f = line.trim().split(/\s+/);
+    // local_address is field 1, st field 3 (01: ESTABLISHED), inode field 9
+    if (f[1]?.endsWith(portHex) && f[3] === '01' && f[9] !== undefined) inodes.add(f[9]);
+  }
+  return pids.map((pid) => {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {}
+    let n = 0;
+    for (const fd of fds) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (m !== null && inodes.has(m[1]!)) n++;
+      } catch {}
+    }
+    return n;
+  });
 }
 
 /** CPU seconds used so far by a process and its descendants. */

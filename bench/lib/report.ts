@@ -4,7 +4,7 @@ import type { Run } from './load.ts';
 import { SERIALIZERS, type SerializerCost } from './serializer-cost.ts';
 import type { ProcessRss } from './startup.ts';
 import { sig } from './stats.ts';
-import type { Extras, Row, Target } from './summary.ts';
+import { type BaselinePair, type ClusterFigures, type Extras, type Row, rssAboveFloor, type Target } from './summary.ts';
 
 export interface Results {
   meta: Record<string, unknown> & { mode: string; date: string };
@@ -16,6 +16,10 @@ export interface Results {
   tracing: Record<string, { rpsRatio: number; cpuRatio: number }>;
   /** Per scenario, the response-schema pairs that ran: `a` ÷ `b`, round by round. */
   responseSchemas?: Record<string, { a: string; b: string; rpsRatio: number; cpuRatio: number }[]>;
+  /** Per scenario, each cluster contender ÷ flotilla full standalone, and how its CPU splits between its processes. */
+  clusters?: Record<string, ClusterFigures[]>;
+  /** `--baseline REV`: per scenario, current ÷ base (the same contender built from REV's src/), round by round. */
+  baseline?: { rev: string; commit: string; pairs: Record<string, BaselinePair[]> };
   targets: Target[];
 }
 
@@ -40,6 +44,19 @@ function throughputTable(rows: Row[]): string {
   );
 }
 
+const pct = (v: number | undefined) => (v === undefined || Number.isNaN(v) ? '–' : `${Math.round(v)} %`);
+
+function clusterTable(list: ClusterFigures[]): string {
+  return [
+    "| cluster (2 workers) | req/s vs standalone full | CPU per request vs standalone full | primary's share of the CPU | busiest worker's share of the workers' CPU | busiest worker's share of the connections (keep-alive) |",
+    '|---|--:|--:|--:|--:|--:|',
+    ...list.map(
+      (c) =>
+        `| ${c.contender} | ${x(c.rpsRatio)} | ${x(c.cpuRatio)} | ${pct(c.primarySharePct)} | ${pct(c.busiestWorkerPct)} | ${pct(c.busiestConnectionsPct)} |`,
+    ),
+  ].join('\n');
+}
+
 function rssLine(list: ProcessRss[]): string {
   return list.map((p) => `${p.role} ${p.mb.toFixed(1)} (${p.anonMb.toFixed(1)})`).join(', ');
 }
@@ -52,14 +69,34 @@ export function markdown(r: Results): string {
     '',
     `${m.date} · ${m['cpu']} × ${m['cores']} cores · Linux ${m['kernel']} · Node ${m['node']} · ${m['wrk']} · commit ${m['commit']}`,
     '',
-    `Load: wrk, 1 thread, ${m['connections']} keep-alive connections, ${m['durationS']} s per run, warm-up ${m['warmupS']} s, ` +
+    `Load: wrk, 1 thread, ${m['connections']} connections (keep-alive, or a new connection per request where the scenario says so), ${m['durationS']} s per run, warm-up ${m['warmupS']} s, ` +
       `${m['rounds']} alternating rounds, medians. Pinning: ${m['pinning']}. Logs: stdout → /dev/null for every contender. ` +
       `Machine busy before the start: ${m['busyAtStartPct']} % (other processes).`,
     '',
   ];
-  for (const s of r.scenarios) out.push(`## ${s.title}`, '', throughputTable(r.rows[s.name] ?? []), '');
+  for (const s of r.scenarios) {
+    out.push(`## ${s.title}`, '', throughputTable(r.rows[s.name] ?? []), '');
+    const clusters = r.clusters?.[s.name] ?? [];
+    if (clusters.length > 0) out.push(clusterTable(clusters), '');
+  }
+  if (r.baseline !== undefined) {
+    const b = r.baseline;
+    out.push(
+      `## Against the baseline (${b.rev}, ${b.commit})`,
+      '',
+      `Each \`<name>@base\` runs flotilla's \`src/\` as of ${b.commit} with the current bench servers and services, compiled alike; ` +
+        'it runs beside its current contender, in turn before and after it. Current ÷ base, round by round (below 1 for CPU, above 1 for req/s: the current tree is faster):',
+      '',
+      '| scenario | contender | req/s current ÷ base | CPU per request current ÷ base |',
+      '|---|---|--:|--:|',
+    );
+    for (const [s, list] of Object.entries(b.pairs))
+      for (const p of list) out.push(`| ${s} | ${p.contender} | ${x(p.rpsRatio)} | ${x(p.cpuRatio)} |`);
+    out.push('');
+  }
   out.push('## Targets', '', '| target | goal | this run | met |', '|---|---|--:|---|');
-  for (const t of r.targets) out.push(`| ${t.name} | ${t.goal} | ${n(t.value)} ${t.unit} | ${t.met ? 'yes' : '**no**'} |`);
+  for (const t of r.targets)
+    out.push(`| ${t.name} | ${t.goal} | ${n(t.value)} ${t.unit} | ${t.met === undefined ? '–' : t.met ? 'yes' : '**no**'} |`);
   out.push('');
   const e = r.extras;
   out.push('## Start, memory, metrics, shutdown', '');
@@ -99,6 +136,9 @@ export function markdown(r: Results): string {
     out.push('', '| VmRSS (RssAnon), MB | idle, after start | idle, after the load |', '|---|---|---|');
     for (const [name, list] of Object.entries(e.rss.idle))
       out.push(`| ${name} | ${rssLine(list)} | ${rssLine(e.rss.afterLoad[name] ?? [])} |`);
+    const above = rssAboveFloor(e);
+    if (above !== undefined)
+      out.push('', `Idle, after start: the largest flotilla-cluster worker is ${n(above)} MB above the floor server (VmRSS).`);
   }
   out.push('');
   const pairs = Object.entries(r.responseSchemas ?? {}).filter(([, list]) => list.length > 0);

@@ -33,7 +33,7 @@ interface Raw {
   latency_us: WrkResult['latencyMs'];
 }
 
-/** One wrk run (one thread, keep-alive); resolves with its counts and latency percentiles. */
+/** One wrk run (one thread; keep-alive unless the headers say `Connection: close`); resolves with its counts and latency percentiles. */
 export function runWrk(o: LoadOptions): Promise<WrkResult> {
   const args = ['-t1', `-c${o.connections}`, `-d${o.durationS}s`, '--timeout', '5s', '-s', SCRIPT];
   for (const [name, value] of Object.entries(o.headers)) args.push('-H', `${name}: ${value}`);
