@@ -54,6 +54,11 @@ export interface AppOptions {
   serveMetrics?: boolean;
   /** Add the process metrics (`process_*`, `nodejs_*`) to the registry (default: as `serveMetrics`). */
   processMetrics?: boolean;
+  /**
+   * Listen on a socket of this process's own with SO_REUSEPORT (Linux), beside the other workers' on the
+   * same port, instead of through the cluster's primary (default false; the cluster's `balancing: kernel`).
+   */
+  reusePort?: boolean;
 }
 
 /**
@@ -118,6 +123,7 @@ export class App implements Registrar {
       registry: this.#registry,
       servesMetrics: serveMetrics,
       handleSignals: options.handleSignals ?? true,
+      reusePort: options.reusePort ?? false,
     });
     const { docs } = this.config;
     // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health

@@ -18,6 +18,12 @@ interface SocketState {
  */
 export const IDLE_CLOSE_MS = 200;
 
+/** At most this long accepting what the kernel queued on a listener of our own before closing it (see `drain`). */
+const ACCEPT_QUEUED_MS = 500;
+
+/** Resolves at the end of the event loop's next turn: between two of them lies one poll phase. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
  * The server's connections, as the shutdown and the timeouts need them (every
  * request passes through here on its way to the handler). On drain, a
@@ -33,11 +39,19 @@ export class ConnectionTracker {
   readonly #sockets = new Map<Socket, SocketState>();
   /** Fresh connections the drain waits for, and how to tell it they are settled. */
   readonly #awaited = new Map<Socket, () => void>();
+  readonly #ownQueue: boolean;
   #draining = false;
+  #accepted = 0;
 
-  constructor(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void) {
+  /**
+   * `ownQueue`: the listening socket is this process's alone (SO_REUSEPORT), so its accept queue dies
+   * with it; a socket node:cluster shares lives on in the primary.
+   */
+  constructor(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void, { ownQueue = false } = {}) {
     this.#server = server;
+    this.#ownQueue = ownQueue;
     server.on('connection', (socket: Socket) => {
+      this.#accepted++;
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);
@@ -66,16 +80,36 @@ export class ConnectionTracker {
    * Stops accepting connections; closes each keep-alive connection once it
    * has been silent for {@link IDLE_CLOSE_MS} (or after the response it is
    * serving); resolves once that is done and every fresh connection has sent
-   * its request or `graceMs` passed (stragglers are then destroyed).
+   * its request or `graceMs` passed (stragglers are then destroyed). With a
+   * listener of our own, what the kernel already queued on it is accepted
+   * first (`#acceptQueued`): closing a listening socket resets them.
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
+    const silent = this.#closeWhenSilent();
+    if (this.#ownQueue) await this.#acceptQueued();
     // net's close, not http's: http's would also reset the fresh connections.
     NetServer.prototype.close.call(this.#server);
     const fresh: Socket[] = [];
     for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
     const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
-    await Promise.all([this.#closeWhenSilent(), this.#settle(fresh, settled, graceMs)]);
+    await Promise.all([silent, this.#settle(fresh, settled, graceMs)]);
+  }
+
+  /**
+   * Turns the event loop until one of its poll phases accepts no connection, or for
+   * {@link ACCEPT_QUEUED_MS}: libuv accepts one connection per listener per turn
+   * (level-triggered polling), so a worker whose turns were slow has a queue of
+   * connections its clients saw established, before the shutdown began, that
+   * closing the listener would reset. Those are answered (`Connection: close`).
+   */
+  async #acceptQueued(): Promise<void> {
+    const until = performance.now() + ACCEPT_QUEUED_MS;
+    await nextTurn();
+    for (let before = -1; before !== this.#accepted && performance.now() < until; ) {
+      before = this.#accepted;
+      await nextTurn();
+    }
   }
 
   /** Ends every served connection that is idle once it has been silent for IDLE_CLOSE_MS. */

@@ -31,6 +31,8 @@ export interface LifecycleParts {
   registry: Registry;
   servesMetrics: boolean;
   handleSignals: boolean;
+  /** Listen on a SO_REUSEPORT socket of this process's own (see `AppOptions.reusePort`). */
+  reusePort: boolean;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
@@ -84,8 +86,8 @@ export class Lifecycle {
     const { config, logger } = this.#parts;
     try {
       this.#server = createHttpServer(config);
-      this.#connections = new ConnectionTracker(this.#server, this.#parts.handler);
-      const address = await listen(this.#server, config.port, config.host);
+      this.#connections = new ConnectionTracker(this.#server, this.#parts.handler, { ownQueue: this.#parts.reusePort });
+      const address = await listen(this.#server, config.port, config.host, { reusePort: this.#parts.reusePort });
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
         const source = {

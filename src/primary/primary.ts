@@ -2,6 +2,7 @@ import type { Worker } from 'node:cluster';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { ownSockets } from '../cluster/balancing.ts';
 import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
@@ -15,6 +16,7 @@ import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.t
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
+import { workerPort } from './worker-port.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
 
 export interface PrimaryOptions {
@@ -66,11 +68,14 @@ export class Primary {
   #hosts = 0;
   /** The heap share of a worker in a memory-limited container (MiB); the service thread gets the same cap. */
   readonly #heapMB: number | undefined;
+  /** The port the workers listen on: the config's, or the one picked for `port: 0` (see `workerPort`). */
+  #port: number;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
     const { config, logger } = options;
     this.#config = config;
+    this.#port = config.port;
     const count = resolveWorkerCount(config.workers);
     const heapArgs = workerHeapArgs({
       execArgv: process.execArgv,
@@ -118,6 +123,8 @@ export class Primary {
 
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
+    // before the signals are trapped: nothing runs yet that a signal's default action would cut short
+    this.#port = await workerPort(this.#config, ownSockets(this.#config.cluster.balancing));
     const untrap = this.#trapSignals();
     this.#supervisor.start();
     void this.#startOwnParts();
@@ -175,7 +182,9 @@ export class Primary {
 
   #workerStart(slot: number): string {
     const { servicePath, configFile } = this.#o;
-    return encodeWorkerStart({ config: this.#config, servicePath, slot, ...(configFile === undefined ? {} : { configFile }) });
+    // a reload keeps `port` (a fixed key): the port picked for `port: 0` stays the workers'
+    const config = this.#port === this.#config.port ? this.#config : { ...this.#config, port: this.#port };
+    return encodeWorkerStart({ config, servicePath, slot, ...(configFile === undefined ? {} : { configFile }) });
   }
 
   /**

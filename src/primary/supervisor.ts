@@ -53,6 +53,8 @@ export class Supervisor {
   }
 
   start(): void {
+    // kernel: on Linux the workers' app listeners are their own SO_REUSEPORT sockets (`ownSockets`) and never
+    // reach node:cluster; SCHED_NONE shares any other listener (and the app's elsewhere) instead of round robin
     cluster.schedulingPolicy = this.#o.balancing === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
     cluster.setupPrimary({ exec: this.#o.exec, execArgv: [...this.#o.execArgv] });
     cluster.on('message', (worker, message: unknown) => this.#onMessage(worker, message));

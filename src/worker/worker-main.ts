@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
+import { ownSockets } from '../cluster/balancing.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
@@ -35,6 +36,8 @@ const app = new App(config, {
   runSchedulers: false,
   serveMetrics: false,
   processMetrics: true,
+  // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
+  reusePort: ownSockets(config.cluster.balancing),
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {

@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { describe, test } from 'node:test';
+import type { AppOptions } from '../../src/app/app.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import { controller, gate, testApp } from '../helpers/app.ts';
 import { connectionRefused, httpRequest, openSocket, readUntil, readUntilClose } from '../helpers/http.ts';
 
 /** A listening App with `GET /slow`, which waits for the test to release it. */
-async function slowApp(config: KConfig = {}) {
-  const { app, logs } = testApp({ shutdown: { timeoutMs: 300 }, ...config });
+async function slowApp(config: KConfig = {}, options: AppOptions = {}) {
+  const { app, logs } = testApp({ shutdown: { timeoutMs: 300 }, ...config }, options);
   const entered = gate();
   const release = gate();
   app.registerController(
@@ -211,5 +213,34 @@ describe('shutdown sequence', () => {
     await closing;
     await listening;
     assert.equal(await connectionRefused(port), true);
+  });
+  test('a listener of its own (reusePort) accepts what the kernel queued while the event loop was busy before closing', {
+    skip: process.platform !== 'linux' && 'SO_REUSEPORT balances on Linux only',
+  }, async () => {
+    const { app, listening, port } = await slowApp({ shutdown: { timeoutMs: 2_000 } }, { reusePort: true });
+    const answers = Array.from({ length: 8 }, () => {
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n'));
+      return new Promise<string>((resolve) => {
+        let text = '';
+        socket.on('data', (chunk: Buffer) => {
+          text += chunk.toString('latin1');
+        });
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+        socket.on('close', () => resolve(text));
+      });
+    });
+    // net.connect to an IP address connects on the next tick; then the event loop stays busy while the
+    // kernel completes the handshakes and queues the connections on the listener, which closes in the same turn
+    await new Promise((resolve) => process.nextTick(resolve));
+    const until = performance.now() + 100;
+    while (performance.now() < until) {
+      // busy: nothing is accepted meanwhile
+    }
+    const closing = app.close();
+    // closing the listener would have reset them: they are answered, and their connections closed
+    for (const answer of await Promise.all(answers)) assert.match(answer, /^HTTP\/1\.1 503 .*connection: close/is);
+    await closing;
+    await listening;
   });
 });
