@@ -18,6 +18,7 @@ import { info, markdownTable, type Row, type ScenarioReport, textTable } from '.
 import { compiledRuntime, ROOT, sourceRuntime } from './lib/runtime.ts';
 import { fmt } from './lib/stats.ts';
 import { ensureCommand } from './lib/tools.ts';
+import { balancing } from './scenarios/balancing.ts';
 import { busyJob } from './scenarios/busy-job.ts';
 import { capacity } from './scenarios/capacity.ts';
 import { coordination } from './scenarios/coordination.ts';
@@ -39,6 +40,10 @@ const SCENARIOS: Record<ScenarioName, { title: string; run: Scenario }> = {
   memory: { title: 'graceful recycling on cluster.maxMemoryMB', run: memoryRecycling },
   prometheus: { title: 'what a real Prometheus sees: kill -9, SIGHUP, a worker busy 15 s', run: prometheusTruth },
   coordination: { title: 'schedulers across three replicas on Redis and PostgreSQL: the cost of a fire', run: coordination },
+  balancing: {
+    title: 'cluster.balancing primary vs kernel under new connections: kill -9, rolling restart, SIGTERM, spread',
+    run: balancing,
+  },
   soak: { title: 'soak', run: soak },
 };
 

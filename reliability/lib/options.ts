@@ -11,6 +11,7 @@ export const SCENARIOS = [
   'memory',
   'prometheus',
   'coordination',
+  'balancing',
   'soak',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];

@@ -34,6 +34,15 @@ export function listeningPorts(): Set<number> {
   return ports;
 }
 
+/** CPU time a process has used so far (user + system), in ms; NaN when it is gone. */
+export function cpuMs(pid: number): number {
+  const stat = readProc(`/proc/${pid}/stat`);
+  if (stat === undefined) return Number.NaN;
+  // utime and stime are fields 14 and 15 (1-based); after the command name, indexes 11 and 12
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_S) * 1000;
+}
+
 /** The 1-minute load average and the CPU count, to say how busy the machine was. */
 export function machineLoad(): { load1: number; cpus: number } {
   const load1 = Number((readProc('/proc/loadavg') ?? 'NaN').split(' ')[0]);
