@@ -57,6 +57,15 @@ export const CONTENDERS: readonly Contender[] = [
     pinned: true,
   },
   {
+    name: 'flotilla-cluster-1',
+    title: 'flotilla cluster, 1 worker (CLI)',
+    entry: 'servers/flotilla-cluster.yaml',
+    readyLines: 1,
+    env: { WORKERS: '1' },
+    pinned: true,
+    fullOnly: true,
+  },
+  {
     name: 'flotilla-cluster-unpinned',
     title: 'flotilla cluster, 2 workers, unpinned',
     entry: 'servers/flotilla-cluster.yaml',
@@ -82,6 +91,7 @@ export const RUN_ORDER: readonly string[] = [
   'flotilla-full',
   'flotilla-cluster',
   'flotilla-cluster-kernel',
+  'flotilla-cluster-1',
   'flotilla-no-schema',
   'flotilla-no-tracing',
   'express',

@@ -156,6 +156,13 @@ export function targets(runs: readonly Run[], rows: Record<string, Row[]>, scena
         (v) => v >= 0.9,
       );
       add(`[${scenario}] cluster / standalone full, CPU per request, keep-alive`, '<= 1.05', clusterCpu, '×', (v) => v <= 1.05);
+      // what clustering costs without two workers sharing the one server core: the primary, IPC, heartbeats, pushes
+      add(
+        `[${scenario}] cluster of 1 worker / standalone full, CPU per request, keep-alive`,
+        'reported',
+        pairedRatio(runs, scenario, 'flotilla-cluster-1', 'flotilla-full', 'cpuPer1k'),
+        '×',
+      );
     } else {
       add(
         `[${scenario}] cluster / standalone full, CPU per request, a new connection per request`,
