@@ -28,6 +28,22 @@ interface Family<T> {
   aggregator: string;
 }
 
+/** What the Registry reads of a metric besides `get()`: both views share it. */
+abstract class RequestMetricView {
+  name: string;
+  help: string;
+  abstract readonly type: string;
+  aggregator = 'sum';
+  readonly labelNames = REQUEST_LABEL_NAMES;
+  readonly store: RequestMetricsStore;
+
+  constructor(store: RequestMetricsStore, name: string, help: string) {
+    this.store = store;
+    this.name = name;
+    this.help = help;
+  }
+}
+
 /**
  * `http_requests_total` as registered on a prom-client Registry: the counter of
  * a {@link RequestMetricsStore}, with what the Registry uses of a metric
@@ -38,19 +54,8 @@ interface Family<T> {
  * @example
  * registry.registerMetric(new RequestCounterView(store, 'http_requests_total', 'HTTP requests handled.') as never);
  */
-export class RequestCounterView {
-  name: string;
-  help: string;
+export class RequestCounterView extends RequestMetricView {
   readonly type = 'counter';
-  aggregator = 'sum';
-  readonly labelNames = REQUEST_LABEL_NAMES;
-  readonly store: RequestMetricsStore;
-
-  constructor(store: RequestMetricsStore, name: string, help: string) {
-    this.store = store;
-    this.name = name;
-    this.help = help;
-  }
 
   async get(): Promise<Family<CounterSample>> {
     const values = this.store.counted.map((series) => series.requests);
@@ -61,6 +66,9 @@ export class RequestCounterView {
     this.store.resetRequests();
   }
 }
+
+/** One sample of a histogram series: `le` for a `_bucket` sample, undefined for `_sum` and `_count`. */
+type Shape<T> = (value: number, metricName: string, labels: RequestLabels, le?: number | '+Inf') => T;
 
 /**
  * `http_request_duration_seconds` as registered on a prom-client Registry: the
@@ -73,59 +81,48 @@ export class RequestCounterView {
  * @example
  * registry.registerMetric(new RequestHistogramView(store, 'http_request_duration_seconds', 'Time to handle a request.') as never);
  */
-export class RequestHistogramView {
-  name: string;
-  help: string;
+export class RequestHistogramView extends RequestMetricView {
   readonly type = 'histogram';
-  aggregator = 'sum';
-  readonly labelNames = REQUEST_LABEL_NAMES;
-  readonly store: RequestMetricsStore;
-
-  constructor(store: RequestMetricsStore, name: string, help: string) {
-    this.store = store;
-    this.name = name;
-    this.help = help;
-  }
 
   async get(): Promise<Family<HistogramSample>> {
-    const { bounds, slots, observed } = this.store;
-    const bucket = `${this.name}_bucket`;
-    const sumName = `${this.name}_sum`;
-    const countName = `${this.name}_count`;
-    const values: HistogramSample[] = [];
-    for (const { labels, count, sum, buckets } of observed) {
-      let acc = 0;
-      for (let i = 0; i < bounds.length; i++) {
-        acc += buckets[slots[i] as number] as number;
-        values.push({ value: acc, metricName: bucket, exemplar: null, labels: { le: bounds[i] as number, ...labels } });
-      }
-      values.push({ value: count, metricName: bucket, exemplar: null, labels: { le: '+Inf', ...labels } });
-      values.push({ value: sum, metricName: sumName, exemplar: undefined, labels: { ...labels } });
-      values.push({ value: count, metricName: countName, exemplar: undefined, labels: { ...labels } });
-    }
+    const values = this.#samples<HistogramSample>((value, metricName, labels, le) =>
+      le === undefined
+        ? { value, metricName, exemplar: undefined, labels: { ...labels } }
+        : { value, metricName, exemplar: null, labels: { le, ...labels } },
+    );
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
   async getForPromString(): Promise<Family<HistogramTextSample>> {
-    const { bounds, slots, observed } = this.store;
-    const bucket = `${this.name}_bucket`;
-    const sumName = `${this.name}_sum`;
-    const countName = `${this.name}_count`;
-    const values: HistogramTextSample[] = [];
-    for (const { labels, count, sum, buckets } of observed) {
-      let acc = 0;
-      for (let i = 0; i < bounds.length; i++) {
-        acc += buckets[slots[i] as number] as number;
-        values.push({ labels: { le: bounds[i] as number }, sharedLabels: labels, value: acc, metricName: bucket, exemplar: null });
-      }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: labels, value: count, metricName: bucket, exemplar: null });
-      values.push({ labels: {}, sharedLabels: labels, value: sum, metricName: sumName, exemplar: undefined });
-      values.push({ labels: {}, sharedLabels: labels, value: count, metricName: countName, exemplar: undefined });
-    }
+    const values = this.#samples<HistogramTextSample>((value, metricName, labels, le) => ({
+      labels: le === undefined ? {} : { le },
+      sharedLabels: labels,
+      value,
+      metricName,
+      exemplar: le === undefined ? undefined : null,
+    }));
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
   reset(): void {
     this.store.resetDurations();
+  }
+
+  /** Every series' samples in prom-client's order, each shaped by `shape`. */
+  #samples<T>(shape: Shape<T>): T[] {
+    const { bounds, slots, observed } = this.store;
+    const bucket = `${this.name}_bucket`;
+    const values: T[] = [];
+    for (const { labels, count, sum, buckets } of observed) {
+      let acc = 0;
+      for (let i = 0; i < bounds.length; i++) {
+        acc += buckets[slots[i] as number] as number;
+        values.push(shape(acc, bucket, labels, bounds[i] as number));
+      }
+      values.push(shape(count, bucket, labels, '+Inf'));
+      values.push(shape(sum, `${this.name}_sum`, labels));
+      values.push(shape(count, `${this.name}_count`, labels));
+    }
+    return values;
   }
 }
