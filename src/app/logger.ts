@@ -2,7 +2,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ResolvedConfig } from '../config/types.ts';
 import { LineWriter } from './line-writer.ts';
 import { prettyStream } from './pretty-stream.ts';
-import { OWN_LOGGERS } from './request-line.ts';
+import { ownLogger } from './request-line.ts';
 
 /** Header names whose values never reach a log line. */
 export const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie']);
@@ -32,7 +32,7 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
     },
     stream ?? (config.logging.pretty ? prettyStream() : new LineWriter(1)),
   );
-  OWN_LOGGERS.add(logger);
+  ownLogger(logger);
   return logger;
 }
 

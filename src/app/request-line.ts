@@ -14,17 +14,85 @@ export interface RequestLine {
   bytes: number | undefined;
 }
 
-const { chindingsSym, lsCacheSym, timeSym, streamSym, endSym } = pino.symbols as unknown as Record<
-  'chindingsSym' | 'lsCacheSym' | 'timeSym' | 'streamSym' | 'endSym',
-  symbol
->;
+const { chindingsSym, lsCacheSym, timeSym, streamSym, endSym, mixinSym, hooksSym, formattersSym, serializersSym, asJsonSym } =
+  pino.symbols as unknown as Record<
+    | 'chindingsSym'
+    | 'lsCacheSym'
+    | 'timeSym'
+    | 'streamSym'
+    | 'endSym'
+    | 'mixinSym'
+    | 'hooksSym'
+    | 'formattersSym'
+    | 'serializersSym'
+    | 'asJsonSym',
+    symbol
+  >;
 const NEEDS_METADATA = Symbol.for('pino.metadata');
 const INFO = 30;
 
-/** Loggers made by `createLogger` (logger.ts): the only ones whose lines `writeRequestLine` may write itself. */
-export const OWN_LOGGERS = new WeakSet<Logger>();
-
 type PinoInternals = Record<symbol, unknown> & { levelVal: number };
+
+/** What of a logger shapes a line: as `createLogger` made it, to tell whether anything changed it since. */
+interface Shape {
+  formatters: unknown;
+  log: unknown;
+  hooks: unknown;
+  serializers: unknown;
+  asJson: unknown;
+}
+
+const shapeOf = (p: PinoInternals): Shape => {
+  const formatters = p[formattersSym] as { log?: unknown };
+  return { formatters, log: formatters.log, hooks: p[hooksSym], serializers: p[serializersSym], asJson: p[asJsonSym] };
+};
+
+/** Loggers made by `createLogger` (logger.ts), with their shape then: the only ones whose lines `writeRequestLine` may write itself. */
+const OWN_LOGGERS = new WeakMap<Logger, Shape>();
+
+/** Marks a logger `createLogger` just made: its request lines may be written by `writeRequestLine`. */
+export function ownLogger(logger: Logger): void {
+  OWN_LOGGERS.set(logger, shapeOf(logger as unknown as PinoInternals));
+}
+
+/**
+ * Whether the logger still builds lines as `createLogger` made it: no mixin
+ * (tracing integrations set one on the logger afterwards to add trace ids),
+ * no hook, and the same formatters, serializers and line builder.
+ */
+function unchanged(p: PinoInternals, shape: Shape): boolean {
+  const hooks = p[hooksSym] as { logMethod?: unknown; streamWrite?: unknown } | undefined;
+  const formatters = p[formattersSym] as { log?: unknown };
+  return (
+    p[mixinSym] === undefined &&
+    hooks === shape.hooks &&
+    hooks?.logMethod === undefined &&
+    hooks?.streamWrite === undefined &&
+    formatters === shape.formatters &&
+    formatters.log === shape.log &&
+    p[serializersSym] === shape.serializers &&
+    p[asJsonSym] === shape.asJson
+  );
+}
+
+/** Strings as pino writes them (so that the bytes are the same): up to Node 24, short ones escaped by hand, lone surrogates as they are. */
+const asString =
+  Number(process.versions.node.split('.')[0]) >= 25
+    ? (str: string) => JSON.stringify(str)
+    : (str: string): string => {
+        if (str.length > 100) return JSON.stringify(str);
+        let result = '';
+        let last = 0;
+        for (let i = 0; i < str.length; i++) {
+          const point = str.charCodeAt(i);
+          if (point < 32) return JSON.stringify(str);
+          if (point === 34 || point === 92) {
+            result += `${str.slice(last, i)}\\`;
+            last = i;
+          }
+        }
+        return `"${result}${str.slice(last)}"`;
+      };
 
 /**
  * Writes `request completed` at info level, as `logger.info(line, 'request completed')`
@@ -32,8 +100,8 @@ type PinoInternals = Record<symbol, unknown> & { levelVal: number };
  * that builder (keys walked, each value's type looked up, the log formatter
  * called) cost more than the line's own text. Only for the App's own logger
  * (`createLogger`: no serializer, mixin, hook or formatter that would change
- * these fields) writing to a stream that takes plain lines; any other logger
- * goes through pino. test/app/request-line.test.ts compares both on random lines.
+ * these fields), as long as nothing added one since, writing to a stream that
+ * takes plain lines; any other logger goes through pino. test/app/request-line.test.ts compares both on random lines.
  *
  * @example
  * writeRequestLine(app.logger, { requestId, traceId: undefined, method: 'GET', route: '/items', path: '/items', status: 200, durationMs: 1.2, bytes: undefined });
@@ -41,14 +109,15 @@ type PinoInternals = Record<symbol, unknown> & { levelVal: number };
 export function writeRequestLine(logger: Logger, line: RequestLine): void {
   const p = logger as unknown as PinoInternals;
   const stream = p[streamSym] as { write(s: string): unknown; [NEEDS_METADATA]?: boolean };
-  if (!OWN_LOGGERS.has(logger) || stream[NEEDS_METADATA] === true) {
+  const shape = OWN_LOGGERS.get(logger);
+  if (shape === undefined || stream[NEEDS_METADATA] === true || !unchanged(p, shape)) {
     logger.info(line, 'request completed');
     return;
   }
   if (p.levelVal > INFO) return;
-  let s = `${(p[lsCacheSym] as Record<number, string>)[INFO]}${(p[timeSym] as () => string)()}${p[chindingsSym] as string},"requestId":${JSON.stringify(line.requestId)}`;
-  if (line.traceId !== undefined) s += `,"traceId":${JSON.stringify(line.traceId)}`;
-  s += `,"method":${JSON.stringify(line.method)},"route":${JSON.stringify(line.route)},"path":${JSON.stringify(line.path)},"status":${line.status},"durationMs":${line.durationMs}`;
+  let s = `${(p[lsCacheSym] as Record<number, string>)[INFO]}${(p[timeSym] as () => string)()}${p[chindingsSym] as string},"requestId":${asString(line.requestId)}`;
+  if (line.traceId !== undefined) s += `,"traceId":${asString(line.traceId)}`;
+  s += `,"method":${asString(line.method)},"route":${asString(line.route)},"path":${asString(line.path)},"status":${line.status},"durationMs":${line.durationMs}`;
   if (line.bytes !== undefined) s += `,"bytes":${line.bytes}`;
   stream.write(`${s},"msg":"request completed"${p[endSym] as string}`);
 }

@@ -28,7 +28,7 @@ const exact = () => (exactAjv ??= makeAjv({ coerceTypes: false, useDefaults: tru
  * message. Compiling the meta-schema's validator was most of what a worker's
  * start-up spent in ajv (≈70 ms of CPU): for draft-07, the default, the check
  * runs ajv's code generated ahead of time (`schema-meta-validator.ts`, from
- * tools/meta-validator.ts); a schema naming another `$schema` is checked by
+ * tools/validators.ts); a schema naming another `$schema` is checked by
  * an ajv instance made on first use.
  */
 function checkSchema(schema: JsonSchema, route: Route, part: SchemaPart): void {

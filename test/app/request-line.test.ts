@@ -16,9 +16,10 @@ const config = (level = 'info') => resolveConfig({ serviceName: 'items', logging
 /** The time moves between two writes: compare the lines without it. */
 const timeless = (s: string | undefined) => s?.replace(/,"time":"[^"]*"/, '');
 
-/** Header values and URLs reach the line as latin1 strings; routes are the developer's, any Unicode text. */
+/** Header values and URLs reach the line as latin1 strings; routes are the developer's, any UTF-16 text (lone surrogates too). */
 const latin1 = fc.string({ unit: fc.integer({ min: 0, max: 255 }).map((c) => String.fromCharCode(c)), maxLength: 120 });
-const text = fc.oneof(latin1, fc.string({ unit: 'grapheme', maxLength: 40 }));
+const utf16 = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)), maxLength: 120 });
+const text = fc.oneof(latin1, fc.string({ unit: 'grapheme', maxLength: 40 }), utf16);
 const requestLine: fc.Arbitrary<RequestLine> = fc.record({
   requestId: latin1,
   traceId: fc.option(fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 32, maxLength: 32 }), { nil: undefined }),
@@ -85,4 +86,15 @@ test('a logger the App did not make, or a stream that needs pino’s metadata, g
   writeRequestLine(logger, LINE);
   assert.equal(seen.length, 1);
   assert.equal(JSON.parse(String(seen[0])).msg, 'request completed');
+});
+
+test('a mixin or hook added to the logger after createLogger (a tracing integration) sends the line through pino', () => {
+  const stream = capture();
+  const logger = createLogger(config(), stream);
+  (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] = () => ({ trace_id: 'abc' });
+  writeRequestLine(logger, LINE);
+  assert.equal(JSON.parse(stream.lines[0] ?? '').trace_id, 'abc');
+  (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] = undefined;
+  writeRequestLine(logger, LINE);
+  assert.equal(JSON.parse(stream.lines[1] ?? '').trace_id, undefined);
 });
