@@ -124,7 +124,13 @@ export class Primary {
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
     // before the signals are trapped: nothing runs yet that a signal's default action would cut short
-    this.#port = await workerPort(this.#config, ownSockets(this.#config.cluster.balancing));
+    const port = await workerPort(this.#config, ownSockets(this.#config.cluster.balancing));
+    if (port === undefined) {
+      // what a worker would report (`address-in-use`), had it not bound beside the holder with SO_REUSEPORT
+      process.stderr.write(`flotilla: port ${this.#config.port} on ${this.#config.host} is already in use\n`);
+      return 1;
+    }
+    this.#port = port;
     const untrap = this.#trapSignals();
     this.#supervisor.start();
     void this.#startOwnParts();

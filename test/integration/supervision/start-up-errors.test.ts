@@ -48,16 +48,20 @@ for (const [where, source, frame] of [
   });
 }
 
-test('a port in use is said in words, and the cluster exits at once', async (t: TestContext) => {
-  const blocker = createServer();
-  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-  t.after(() => blocker.close());
-  const port = (blocker.address() as { port: number }).port;
-  const { exit, stderr, lines } = await start(t, { port });
-  t.assert.strictEqual(exit.code, 1);
-  t.assert.match(stderr, new RegExp(`^flotilla: port ${port} on 127\\.0\\.0\\.1 is already in use$`, 'm'));
-  t.assert.ok(!lines.some((l) => l.msg === 'worker exited unexpectedly: replacing it'), 'no restarts');
-});
+// kernel: the holder sets SO_REUSEPORT as another kernel-balanced cluster's workers do, so that workers
+// binding beside it would not fail on their own
+for (const balancing of ['primary', 'kernel'] as const) {
+  test(`a port in use is said in words, and the cluster exits at once (balancing: ${balancing})`, async (t: TestContext) => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen({ port: 0, host: '127.0.0.1', reusePort: balancing === 'kernel' }, resolve));
+    t.after(() => blocker.close());
+    const port = (blocker.address() as { port: number }).port;
+    const { exit, stderr, lines } = await start(t, { port, cluster: { balancing } });
+    t.assert.strictEqual(exit.code, 1);
+    t.assert.match(stderr, new RegExp(`^flotilla: port ${port} on 127\\.0\\.0\\.1 is already in use$`, 'm'));
+    t.assert.ok(!lines.some((l) => l.msg === 'worker exited unexpectedly: replacing it'), 'no restarts');
+  });
+}
 
 for (const [what, config, message] of [
   [
