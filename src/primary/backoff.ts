@@ -1,3 +1,5 @@
+import type { ResolvedConfig } from '../config/types.ts';
+
 /** Restart policy numbers (from the `cluster` config keys). */
 export interface BackoffPolicy {
   initialMs: number;
@@ -5,6 +7,22 @@ export interface BackoffPolicy {
   stableAfterMs: number;
   crashLoopFailures: number;
   crashLoopWindowMs: number;
+}
+
+/**
+ * The policy the `cluster` config keys set.
+ *
+ * @example
+ * new Backoff(backoffPolicyOf(config.cluster));
+ */
+export function backoffPolicyOf(c: ResolvedConfig['cluster']): BackoffPolicy {
+  return {
+    initialMs: c.backoffInitialMs,
+    maxMs: c.backoffMaxMs,
+    stableAfterMs: c.stableAfterMs,
+    crashLoopFailures: c.crashLoopFailures,
+    crashLoopWindowMs: c.crashLoopWindowMs,
+  };
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ResolvedConfig } from '../config/types.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
+import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition } from './cluster-exposition.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
@@ -92,7 +93,7 @@ export class Primary {
       execArgv: [...process.execArgv, ...heapArgs],
       balancing: c.balancing,
       envFor: (slot) => ({ [WORKER_ENV]: this.#workerStart(slot) }),
-      policy: this.#backoffPolicy(),
+      policy: backoffPolicyOf(c),
       heartbeat: { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs },
       recycle: { maxMemoryMB: c.maxMemoryMB, maxRequests: c.maxRequests, maxRequestsJitter: c.maxRequestsJitter },
       startupTimeoutMs: c.startupTimeoutMs,
@@ -173,7 +174,7 @@ export class Primary {
     this.#host = new ServiceHost({
       data: { config, servicePath: this.#o.servicePath },
       logger: this.#o.logger,
-      policy: this.#backoffPolicy(),
+      policy: backoffPolicyOf(config.cluster),
       heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
       resourceLimits: { maxOldGenerationSizeMb: this.#heapMB ?? SERVICE_THREAD_HEAP_MB },
       onMetrics: (thread, families) => {
@@ -268,17 +269,6 @@ export class Primary {
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();
     return this.#shutdown;
-  }
-
-  #backoffPolicy() {
-    const { cluster: c } = this.#config;
-    return {
-      initialMs: c.backoffInitialMs,
-      maxMs: c.backoffMaxMs,
-      stableAfterMs: c.stableAfterMs,
-      crashLoopFailures: c.crashLoopFailures,
-      crashLoopWindowMs: c.crashLoopWindowMs,
-    };
   }
 
   #trapSignals(): () => void {
