@@ -152,6 +152,47 @@ export const CONFIG_SCHEMA = object(
           description:
             'A connection with no traffic either way for this long while a request is served is reset, freeing its unsent data (slow readers).',
         }),
+        handlerMs: ms(0, 3_600_000, {
+          default: 20_000,
+          description:
+            'A request whose handler (middlewares included) is still running after this long is answered 503 (`HANDLER_TIMEOUT`) and its `ctx.context().signal` aborts with a `TimeoutError`; what the handler writes later is discarded. A route\'s `timeoutMs` overrides it; `0` turns it off. Below `socketMs` and the 60 s of common load balancers, so the client gets an answer from the service rather than a reset or a 504.',
+        }),
+      },
+    ),
+    overload: object(
+      {
+        default: present,
+        description:
+          'Overload protection: past its capacity the cluster serves near capacity and answers the excess at once with 503 (`OVERLOADED`) and `Retry-After`.',
+      },
+      {
+        enabled: bool({
+          default: true,
+          description: "The primary's queue deadline and the workers' admission control; `false` queues every request, as node:cluster does.",
+        }),
+        queueTargetMs: ms(1, 60_000, {
+          default: 10,
+          description:
+            "Cluster mode, `balancing: primary`: while the primary's queue of connections waiting for a worker has not been empty for a whole `queueIntervalMs` (a standing queue), a connection waiting longer than this is answered 503 by the primary.",
+        }),
+        queueIntervalMs: ms(1, 60_000, {
+          default: 100,
+          description:
+            "Cluster mode, `balancing: primary`: a connection waits at most this long in the primary's queue while the queue keeps emptying (a burst, not a standing queue).",
+        }),
+        delayTargetMs: ms(1, 60_000, {
+          default: 50,
+          description:
+            "A worker (or a standalone App) sheds new requests while its event loop's delay has stayed above this for `delayIntervalMs`: requests on keep-alive connections and with `balancing: kernel` queue in the worker's own sockets, where the primary cannot see them.",
+        }),
+        delayIntervalMs: ms(1, 60_000, {
+          default: 500,
+          description: 'How long the event-loop delay must stay above `delayTargetMs` before a worker sheds, and below it before it admits again.',
+        }),
+        retryAfterS: int(0, 86_400, {
+          default: 1,
+          description: 'The `Retry-After` of an `OVERLOADED` 503, in seconds.',
+        }),
       },
     ),
     logging: object(

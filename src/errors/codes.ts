@@ -26,6 +26,8 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large' },
   INTERNAL: { status: 500, title: 'Internal Server Error' },
   UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
+  OVERLOADED: { status: 503, title: 'Service Unavailable' },
+  HANDLER_TIMEOUT: { status: 503, title: 'Service Unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
