@@ -155,7 +155,7 @@ export const CONFIG_SCHEMA = object(
         handlerMs: ms(0, 3_600_000, {
           default: 20_000,
           description:
-            'A request whose handler (middlewares included) is still running after this long is answered 503 (`HANDLER_TIMEOUT`) and its `ctx.context().signal` aborts with a `TimeoutError`; what the handler writes later is discarded. A route\'s `timeoutMs` overrides it; `0` turns it off. Below `socketMs` and the 60 s of common load balancers, so the client gets an answer from the service rather than a reset or a 504.',
+            "A request whose handler (middlewares included) is still running after this long is answered 503 (`HANDLER_TIMEOUT`) and its `ctx.context().signal` aborts with a `TimeoutError`; what the handler writes later is discarded. A route's `timeoutMs` overrides it; `0` turns it off. Below `socketMs` and the 60 s of common load balancers, so the client gets an answer from the service rather than a reset or a 504.",
         }),
       },
     ),
@@ -168,7 +168,8 @@ export const CONFIG_SCHEMA = object(
       {
         enabled: bool({
           default: true,
-          description: "The primary's queue deadline and the workers' admission control; `false` queues every request, as node:cluster does.",
+          description:
+            "The primary's queue deadline and the workers' admission control; `false` queues every request, as node:cluster does.",
         }),
         queueTargetMs: ms(1, 60_000, {
           default: 10,
@@ -187,7 +188,8 @@ export const CONFIG_SCHEMA = object(
         }),
         delayIntervalMs: ms(1, 60_000, {
           default: 500,
-          description: 'How long the event-loop delay must stay above `delayTargetMs` before a worker sheds, and below it before it admits again.',
+          description:
+            'How long the event-loop delay must stay above `delayTargetMs` before a worker sheds, and below it before it admits again.',
         }),
         retryAfterS: int(0, 86_400, {
           default: 1,
