@@ -16,6 +16,7 @@ import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import type { ConnectionSource } from './connection-source.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
@@ -59,6 +60,8 @@ export interface AppOptions {
    * same port, instead of through the cluster's primary (default false; the cluster's `balancing: kernel`).
    */
   reusePort?: boolean;
+  /** Bind no socket: the connections come from this source (the cluster's primary hands them over). */
+  connections?: ConnectionSource;
 }
 
 /**
@@ -124,6 +127,7 @@ export class App implements Registrar {
       servesMetrics: serveMetrics,
       handleSignals: options.handleSignals ?? true,
       reusePort: options.reusePort ?? false,
+      source: options.connections,
     });
     const { docs } = this.config;
     // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { acceptQueued } from '../utils/accept-queued.ts';
 
 interface SocketState {
   served: boolean;
@@ -18,12 +19,6 @@ interface SocketState {
  */
 export const IDLE_CLOSE_MS = 200;
 
-/** At most this long accepting what the kernel queued on a listener of our own before closing it (see `drain`). */
-const ACCEPT_QUEUED_MS = 500;
-
-/** Resolves at the end of the event loop's next turn: between two of them lies one poll phase. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * The server's connections, as the shutdown and the timeouts need them (every
  * request passes through here on its way to the handler). On drain, a
@@ -40,16 +35,24 @@ export class ConnectionTracker {
   /** Fresh connections the drain waits for, and how to tell it they are settled. */
   readonly #awaited = new Map<Socket, () => void>();
   readonly #ownQueue: boolean;
+  /** Connections handed over (no listener of our own) may arrive until this resolves. */
+  readonly #until: Promise<void> | undefined;
   #draining = false;
   #accepted = 0;
 
   /**
    * `ownQueue`: the listening socket is this process's alone (SO_REUSEPORT), so its accept queue dies
-   * with it; a socket node:cluster shares lives on in the primary.
+   * with it; a socket node:cluster shares lives on in the primary. `until`: connections are handed
+   * over rather than accepted (see `ConnectionSource`): the drain takes them until it resolves.
    */
-  constructor(server: Server, handler: (req: IncomingMessage, res: ServerResponse) => void, { ownQueue = false } = {}) {
+  constructor(
+    server: Server,
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    { ownQueue = false, until }: { ownQueue?: boolean; until?: Promise<void> | undefined } = {},
+  ) {
     this.#server = server;
     this.#ownQueue = ownQueue;
+    this.#until = until;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
@@ -82,34 +85,20 @@ export class ConnectionTracker {
    * serving); resolves once that is done and every fresh connection has sent
    * its request or `graceMs` passed (stragglers are then destroyed). With a
    * listener of our own, what the kernel already queued on it is accepted
-   * first (`#acceptQueued`): closing a listening socket resets them.
+   * first (`acceptQueued`): closing a listening socket resets them. Handed
+   * connections are taken until their source ends.
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
     const silent = this.#closeWhenSilent();
-    if (this.#ownQueue) await this.#acceptQueued();
+    if (this.#ownQueue) await acceptQueued(() => this.#accepted);
+    if (this.#until !== undefined) await this.#until;
     // net's close, not http's: http's would also reset the fresh connections.
     NetServer.prototype.close.call(this.#server);
     const fresh: Socket[] = [];
     for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
     const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
     await Promise.all([silent, this.#settle(fresh, settled, graceMs)]);
-  }
-
-  /**
-   * Turns the event loop until one of its poll phases accepts no connection, or for
-   * {@link ACCEPT_QUEUED_MS}: libuv accepts one connection per listener per turn
-   * (level-triggered polling), so a worker whose turns were slow has a queue of
-   * connections its clients saw established, before the shutdown began, that
-   * closing the listener would reset. Those are answered (`Connection: close`).
-   */
-  async #acceptQueued(): Promise<void> {
-    const until = performance.now() + ACCEPT_QUEUED_MS;
-    await nextTurn();
-    for (let before = -1; before !== this.#accepted && performance.now() < until; ) {
-      before = this.#accepted;
-      await nextTurn();
-    }
   }
 
   /** Ends every served connection that is idle once it has been silent for IDLE_CLOSE_MS. */

@@ -9,6 +9,7 @@ import { serveMetrics } from '../metrics/endpoint.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { listen } from '../utils/listen.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
+import type { ConnectionSource } from './connection-source.ts';
 import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
 import { createHttpServer } from './server.ts';
@@ -33,10 +34,28 @@ export interface LifecycleParts {
   handleSignals: boolean;
   /** Listen on a SO_REUSEPORT socket of this process's own (see `AppOptions.reusePort`). */
   reusePort: boolean;
+  /** Bind nothing: serve the connections this source hands over (see `AppOptions.connections`). */
+  source: ConnectionSource | undefined;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
 const noop = () => {};
+
+/**
+ * Serves what `source` hands over on `server`, which binds nothing: a connection is the server's
+ * as if it had accepted it (its bytes read already come first), until the App has closed.
+ */
+function serve(server: Server, source: ConnectionSource, lifecycle: { readonly state: State }): { host: string; port: number } {
+  // what node:http does on 'listening': it starts checking its connections' header and request timeouts
+  server.emit('listening');
+  source.open((socket, head) => {
+    if (lifecycle.state === 'closed') return false;
+    server.emit('connection', socket);
+    if (head !== undefined) socket.emit('data', head);
+    return true;
+  });
+  return source.address;
+}
 
 /** Listening, readiness, and the road to the shutdown sequence; one per App. It owns `draining`. */
 export class Lifecycle {
@@ -85,9 +104,11 @@ export class Lifecycle {
     this.#state = 'starting';
     const { config, logger } = this.#parts;
     try {
-      this.#server = createHttpServer(config);
-      this.#connections = new ConnectionTracker(this.#server, this.#parts.handler, { ownQueue: this.#parts.reusePort });
-      const address = await listen(this.#server, config.port, config.host, { reusePort: this.#parts.reusePort });
+      const { source, reusePort } = this.#parts;
+      const server = createHttpServer(config);
+      this.#server = server;
+      this.#connections = new ConnectionTracker(server, this.#parts.handler, { ownQueue: reusePort, until: source?.ended });
+      const address = source === undefined ? await listen(server, config.port, config.host, { reusePort }) : serve(server, source, this);
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
         const source = {

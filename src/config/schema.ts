@@ -172,14 +172,14 @@ export const CONFIG_SCHEMA = object(
             "The primary's queue deadline and the workers' admission control; `false` queues every request, as node:cluster does.",
         }),
         queueTargetMs: ms(1, 60_000, {
-          default: 10,
+          default: 20,
           description:
-            "Cluster mode, `balancing: primary`: while the primary's queue of connections waiting for a worker has not been empty for a whole `queueIntervalMs` (a standing queue), a connection waiting longer than this is answered 503 by the primary.",
+            'Cluster mode, `balancing: primary`: once the oldest connection waiting in the primary for a worker has waited longer than this for a whole `queueIntervalMs` (a standing queue), the primary answers 503 every connection that waits longer than this, until its queue empties.',
         }),
         queueIntervalMs: ms(1, 60_000, {
-          default: 100,
+          default: 500,
           description:
-            "Cluster mode, `balancing: primary`: a connection waits at most this long in the primary's queue while the queue keeps emptying (a burst, not a standing queue).",
+            'Cluster mode, `balancing: primary`: how long the oldest wait must stay above `queueTargetMs` before the primary sheds: a burst shorter than this waits (at most about `queueTargetMs + queueIntervalMs`).',
         }),
         delayTargetMs: ms(1, 60_000, {
           default: 50,

@@ -10,11 +10,15 @@
  * Version of this protocol; a message with another `v` is invalid.
  * 2: workers push metric snapshots (`flotilla:metrics`) instead of answering
  * requests; heartbeats (`flotilla:ping`/`flotilla:pong`); `flotilla:boot-failed`.
+ * 3: the primary hands connections over itself (`flotilla:connection`, `flotilla:handoff-ack`,
+ * `flotilla:handoff-end`) instead of node:cluster's round robin.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
+/** Most bytes a connection's `head` carries (what the primary read while the connection waited). */
+export const MAX_HEAD_BYTES = 65_536;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
 
@@ -108,8 +112,41 @@ export interface PingMessage {
   seq: number;
 }
 
-export type WorkerMessage = ListeningMessage | ShutdownCompleteMessage | MetricsMessage | PongMessage | FatalMessage | BootFailedMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage;
+/**
+ * Primary → worker, with a socket as the message's handle: a connection the primary accepted, for the
+ * worker to serve. `head`: the bytes the primary read from it while it waited for a worker (base64,
+ * empty when it read none), which come before anything the worker reads from the socket.
+ */
+export interface ConnectionMessage {
+  v: V;
+  type: 'flotilla:connection';
+  head: string;
+}
+/**
+ * Worker → primary: a `flotilla:connection` was taken (`accepted`), or refused because the worker
+ * no longer serves (it answered 503 itself). The primary hands a worker a new connection only while
+ * it has acknowledged the previous ones: a stuck or saturated worker stops receiving them.
+ */
+export interface HandoffAckMessage {
+  v: V;
+  type: 'flotilla:handoff-ack';
+  accepted: boolean;
+}
+/** Primary → worker: no connection follows (the primary closed its listener, or this worker retires). */
+export interface HandoffEndMessage {
+  v: V;
+  type: 'flotilla:handoff-end';
+}
+
+export type WorkerMessage =
+  | ListeningMessage
+  | ShutdownCompleteMessage
+  | MetricsMessage
+  | PongMessage
+  | FatalMessage
+  | BootFailedMessage
+  | HandoffAckMessage;
+export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -165,6 +202,9 @@ export const msg = {
   }),
   shutdown: (deadline: number, retire = false): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline, retire }),
   ping: (seq: number): PingMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:ping', seq }),
+  connection: (head: string): ConnectionMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:connection', head }),
+  handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
+  handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
 } as const;
 
 function truncate(message: string): string {
@@ -202,10 +242,13 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:pong': { seq, rss: amount, requests: amount, elu: amount, delayP50Ms: amount, delayP99Ms: amount, delayMaxMs: amount },
   'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH) },
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
+  'flotilla:handoff-ack': { accepted: boolean },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
   'flotilla:ping': { seq },
+  'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
+  'flotilla:handoff-end': {},
 };
 
 /**

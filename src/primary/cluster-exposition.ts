@@ -1,7 +1,10 @@
 import type { MetricFamily } from '../ipc/protocol.ts';
+import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { MetricsStore } from './metrics-store.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
 
+/** The primary's own snapshot in the store (see `PrimaryMetrics.shared`). */
+const PRIMARY_KEY = 'primary';
 /** A snapshot older than this many push intervals makes its process stale. */
 const STALE_INTERVALS = 3;
 
@@ -50,6 +53,8 @@ export class ClusterExposition {
   async scrape(metricsIntervalMs: number): Promise<string> {
     this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), STALE_INTERVALS * metricsIntervalMs));
     this.#metrics.scrapeMissing.set(this.#store.missing);
+    // the primary's share of metrics the workers count too, summed with theirs like a process's snapshot
+    this.update(PRIMARY_KEY, toMetricFamilies(await this.#metrics.shared.getMetricsAsJSON()));
     // prom-client's text of a registry: its families' blocks joined by blank lines, then a line feed
     const own = await this.#metrics.registry.metrics();
     const sums = this.#render();

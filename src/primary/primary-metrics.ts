@@ -1,5 +1,6 @@
-import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { withoutTotalGauges } from '../metrics/process-metrics.ts';
+import { shedCounter } from '../metrics/shed-metrics.ts';
 
 /** The sample of a worker's vitals the primary exports per slot (from its heartbeat answers). */
 export interface WorkerVitals {
@@ -35,6 +36,20 @@ export class PrimaryMetrics {
   readonly scrapeStale = new Gauge({
     name: 'flotilla_scrape_workers_stale',
     help: 'Live workers whose last metrics snapshot is older than a few push intervals (their last values are still in the sums).',
+    registers: [this.registry],
+  });
+  /** Metrics the workers also count: summed with theirs rather than rendered beside them (see `ClusterExposition`). */
+  readonly shared = new Registry();
+  readonly shed = shedCounter(this.shared);
+  readonly handoffWait = new Histogram({
+    name: 'flotilla_handoff_wait_seconds',
+    help: 'Time a connection waited in the primary, from its accept to its hand-off to a worker (balancing: primary).',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1],
+    registers: [this.registry],
+  });
+  readonly handoffQueue = new Gauge({
+    name: 'flotilla_handoff_queue',
+    help: 'Connections waiting in the primary for a worker that can take them (balancing: primary).',
     registers: [this.registry],
   });
   readonly #elu = this.#perWorker(

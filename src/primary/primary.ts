@@ -11,6 +11,7 @@ import { serveMetrics } from '../metrics/endpoint.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition } from './cluster-exposition.ts';
+import { Distributor } from './distributor.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
 import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
@@ -54,6 +55,8 @@ export class Primary {
   readonly #metrics = new PrimaryMetrics();
   readonly #exposition = new ClusterExposition(this.#metrics);
   readonly #supervisor: Supervisor;
+  /** The connection hand-off, with `cluster.balancing: primary`. */
+  readonly #distributor: Distributor | undefined;
   readonly #done = Promise.withResolvers<number>();
   readonly #firstListening = Promise.withResolvers<void>();
   #listened = false;
@@ -86,7 +89,22 @@ export class Primary {
     });
     this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
     if (heapArgs.length > 0) logger.info({ workers: count, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
-    const { cluster: c } = config;
+    const { cluster: c, overload } = config;
+    if (c.balancing === 'primary') {
+      const m = this.#metrics;
+      this.#distributor = new Distributor({
+        shed: overload.enabled,
+        targetMs: overload.queueTargetMs,
+        intervalMs: overload.queueIntervalMs,
+        retryAfterS: overload.retryAfterS,
+        logger,
+        metrics: {
+          shed: (reason) => m.shed.inc({ reason }),
+          waited: (seconds) => m.handoffWait.observe(seconds),
+          queued: (length) => m.handoffQueue.set(length),
+        },
+      });
+    }
     this.#supervisor = new Supervisor({
       count,
       exec: options.workerEntry,
@@ -108,11 +126,17 @@ export class Primary {
         this.#firstListening.resolve();
       },
       onMessage: (worker, message) => {
-        if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
+        if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
+        else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
       },
       onFork: (worker) => this.#exposition.join(keyOf(worker)),
-      onExit: (worker) => this.#exposition.retire(keyOf(worker)),
+      onExit: (worker) => {
+        this.#distributor?.remove(worker);
+        this.#exposition.retire(keyOf(worker));
+      },
+      onUp: (worker) => this.#distributor?.add(worker),
+      onRetire: (worker) => this.#distributor?.retire(worker),
     });
   }
 
@@ -125,7 +149,7 @@ export class Primary {
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
     // before the signals are trapped: nothing runs yet that a signal's default action would cut short
-    const port = await workerPort(this.#config, ownSockets(this.#config.cluster.balancing));
+    const port = await this.#bind();
     if (port === undefined) {
       // what a worker would report (`address-in-use`), had it not bound beside the holder with SO_REUSEPORT
       process.stderr.write(`flotilla: port ${this.#config.port} on ${this.#config.host} is already in use\n`);
@@ -138,6 +162,21 @@ export class Primary {
     const code = await this.#done.promise;
     untrap();
     return code;
+  }
+
+  /**
+   * The port the workers serve: the primary's own listener with `balancing: primary`; otherwise the
+   * one `workerPort` picks. Undefined when the address is in use.
+   */
+  async #bind(): Promise<number | undefined> {
+    const { host, port, cluster } = this.#config;
+    if (this.#distributor === undefined) return workerPort(this.#config, ownSockets(cluster.balancing));
+    try {
+      return (await this.#distributor.listen(host, port)).port;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') return undefined;
+      throw error;
+    }
   }
 
   /** One scrape: the processes' sums as they stand, then the primary's own metrics (see `ClusterExposition`). */
@@ -261,6 +300,8 @@ export class Primary {
         logger: this.#o.logger,
         supervisor: this.#supervisor,
         host: this.#host,
+        connections: this.#distributor,
+        drainDelayMs: this.#config.shutdown.drainDelayMs,
         budgetMs: this.#config.shutdown.timeoutMs,
         marginMs: KILL_MARGIN_MS,
       });

@@ -47,6 +47,7 @@ port.on('message', (message: unknown) => {
     post(msg.pong(message.seq, vitals.sample()));
     return;
   }
+  if (message.type !== 'flotilla:shutdown') return;
   void part.close(message.deadline).then(async () => {
     clearInterval(pushing);
     await pushMetrics(true);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Supervisor } from './supervisor.ts';
 import { sendShutdown } from './worker-process.ts';
@@ -16,12 +17,16 @@ export interface PrimaryShutdownPlan {
   readonly budgetMs: number;
   /** Extra time for workers to exit after their own budget, before SIGKILL. */
   readonly marginMs: number;
+  /** The primary's listener and connection queue (`balancing: primary`), closed once `drainDelayMs` has passed. */
+  readonly connections?: { close(): Promise<void> } | undefined;
+  readonly drainDelayMs: number;
 }
 
 /**
  * The primary's shutdown sequence (ARCHITECTURE.md, "SIGTERM's path"): stop
  * restarting → relay the shutdown to every worker and to the service thread
- * (its schedulers stop, its hooks run) →
+ * (its schedulers stop, its hooks run) → after `drainDelayMs`, close the
+ * listener and hand what waits to the draining workers →
  * wait for the workers → SIGKILL any still alive at the budget plus the margin.
  * Resolves with `true` when everything ended cleanly in time.
  */
@@ -46,11 +51,18 @@ export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boo
       logger.warn({ workerPid: worker.process.pid }, 'could not relay the shutdown: killed the worker');
   }
 
+  // the workers keep taking connections while /health says 503 for drainDelayMs, then the listener closes:
+  // what the kernel and the queue hold is handed to the draining workers, not reset
+  const doorsClosed = plan.connections === undefined ? Promise.resolve() : closeDoors(plan.connections, plan.drainDelayMs, phase);
+
   phase('primary-hooks');
   const hostClosed = host?.close(started + plan.budgetMs) ?? Promise.resolve();
 
   phase('wait-workers');
-  const outcome = await Promise.race([Promise.all([supervisor.allExited(), hostClosed]).then(() => 'done' as const), budgetSpent]);
+  const outcome = await Promise.race([
+    Promise.all([supervisor.allExited(), hostClosed, doorsClosed]).then(() => 'done' as const),
+    budgetSpent,
+  ]);
   let killed = 0;
   if (outcome === 'timeout') {
     killed = supervisor.liveWorkers.length;
@@ -62,4 +74,11 @@ export async function runPrimaryShutdown(plan: PrimaryShutdownPlan): Promise<boo
   const ok = outcome === 'done' && killed === 0 && supervisor.uncleanExits === 0 && (host?.cleanShutdown ?? true);
   phase('done', { ok });
   return ok;
+}
+
+async function closeDoors(connections: { close(): Promise<void> }, drainDelayMs: number, phase: (name: string) => void): Promise<void> {
+  if (drainDelayMs > 0) await delay(drainDelayMs);
+  phase('close-listener');
+  await connections.close();
+  phase('listener-closed');
 }

@@ -35,4 +35,8 @@ export interface SupervisorOptions {
   onFork(worker: Worker): void;
   /** A worker process is gone, whatever the reason (its last metrics stay in the sums). */
   onExit(worker: Worker): void;
+  /** A worker counts as up (it listens, or a replacement took its slot): it may be handed connections. */
+  onUp?(worker: Worker): void;
+  /** A worker is about to be retired gracefully: hand it no more connections. */
+  onRetire?(worker: Worker): void;
 }

@@ -189,6 +189,7 @@ export class Supervisor {
     if (worker.isDead()) return;
     this.#retiring.add(worker);
     this.#watch.unwatch(worker);
+    this.#o.onRetire?.(worker);
     await retireWorker(worker, this.#o.shutdownBudgetMs);
   }
 
@@ -214,6 +215,7 @@ export class Supervisor {
     slot.upSince = Date.now();
     slot.failure = undefined;
     this.#watch.watch(worker);
+    this.#o.onUp?.(worker);
     this.#o.metrics.workersUp.set(this.upWorkers.length);
     this.#o.logger.info({ slot: slot.index, workerPid: worker.process.pid, address }, 'worker listening');
   }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { Socket } from 'node:net';
 import { App } from '../app/app.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { loadService } from '../cluster/load-service.ts';
@@ -10,6 +11,7 @@ import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
+import { HandedConnections } from './handed-connections.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -27,6 +29,11 @@ const start = decodeWorkerStart(process.env[WORKER_ENV]);
 delete process.env[WORKER_ENV];
 // the primary validated this config before forking: adopting it spares the worker compiling the schema again
 const config = adoptResolvedConfig(start.config);
+// balancing: primary: the primary accepts the connections and hands them over (src/primary/distributor.ts)
+const handed =
+  config.cluster.balancing === 'primary'
+    ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
+    : undefined;
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
@@ -38,6 +45,7 @@ const app = new App(config, {
   processMetrics: true,
   // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
   reusePort: ownSockets(config.cluster.balancing),
+  ...(handed === undefined ? {} : { connections: handed }),
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
@@ -108,19 +116,36 @@ const shutdown = async (reason: string, deadline?: number, retire = false) => {
   send(msg.shutdownComplete(process.pid, app.cleanShutdown));
 };
 
-process.on('message', (message: unknown) => {
+process.on('message', (message: unknown, handle: unknown) => {
   if (!isPrimaryMessage(message)) {
     if (isFlotillaMessage(message)) app.logger.warn({ message: describeInvalid(message) }, 'malformed message from the primary dropped');
+    if (handle instanceof Socket) handle.destroy();
     return;
   }
-  if (message.type === 'flotilla:ping') send(msg.pong(message.seq, vitals.sample()));
-  else void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
+  switch (message.type) {
+    case 'flotilla:connection':
+      if (handed === undefined) (handle as Socket | undefined)?.destroy();
+      else send(msg.handoffAck(handed.received(handle as Socket | undefined, message.head)));
+      break;
+    case 'flotilla:handoff-end':
+      handed?.end();
+      break;
+    case 'flotilla:ping':
+      send(msg.pong(message.seq, vitals.sample()));
+      break;
+    case 'flotilla:shutdown':
+      void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
+      break;
+  }
 });
 // The primary is gone (crashed or killed): nobody will relay a shutdown, so start one. node:cluster
 // would otherwise exit the worker at once (cutting in-flight requests, skipping the hooks) unless
 // `exitedAfterDisconnect` is true: the worker leaves on its own terms, through the shutdown sequence.
 if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
-process.on('disconnect', () => void shutdown('primary disconnected'));
+process.on('disconnect', () => {
+  handed?.end();
+  void shutdown('primary disconnected');
+});
 
 /** Runs the service's setup and listens; a failure a restart cannot fix ends here with `bootFailed`. */
 async function boot(): Promise<void> {

@@ -9,14 +9,19 @@ test('a worker killed with SIGKILL under load is replaced in its slot, and the s
   // Four clients in a loop, each request on a new connection; remember who answered when.
   const answers: { at: number; pid: number }[] = [];
   let failures = 0;
+  const reasons: string[] = [];
   let loading = true;
   const client = async () => {
     while (loading) {
       try {
         const reply = await get(appPort, '/who', 1_000);
         if (reply.status === 200) answers.push({ at: Date.now(), pid: (JSON.parse(reply.body) as { pid: number }).pid });
-        else failures++;
-      } catch {
+        else {
+          failures++;
+          reasons.push(`status ${reply.status}`);
+        }
+      } catch (error) {
+        reasons.push((error as Error).message);
         // A request the killed worker held dies with it. One the primary had just handed to it (node:cluster's
         // round-robin) is never answered nor closed: only the client's timeout ends it.
         failures++;
@@ -44,7 +49,7 @@ test('a worker killed with SIGKILL under load is replaced in its slot, and the s
     answers.some((a) => a.pid === survivor && a.at > killedAt && a.at < replacedAt),
     'the surviving worker kept answering while the slot was empty',
   );
-  t.assert.ok(failures <= 8, `only the requests the killed worker held may fail; ${failures} did`);
+  t.assert.ok(failures <= 8, `only the requests the killed worker held may fail; ${failures} did: ${reasons.join(', ')}`);
 
   // From now on every request succeeds, and both the replacement and the survivor answer.
   const pids = new Set<number>();

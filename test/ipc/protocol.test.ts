@@ -75,23 +75,23 @@ test('every valid message passes its own guard, also after crossing IPC, and not
 });
 
 test('the message shapes are the documented ones', () => {
-  assert.equal(PROTOCOL_VERSION, 2);
-  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 2, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
-  assert.deepEqual(msg.shutdownComplete(7, true), { v: 2, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
-  assert.deepEqual(msg.shutdown(5), { v: 2, type: 'flotilla:shutdown', deadline: 5, retire: false });
-  assert.deepEqual(msg.shutdown(5, true), { v: 2, type: 'flotilla:shutdown', deadline: 5, retire: true });
-  assert.deepEqual(msg.ping(3), { v: 2, type: 'flotilla:ping', seq: 3 });
-  assert.deepEqual(msg.metrics([]), { v: 2, type: 'flotilla:metrics', final: false, metrics: [] });
-  assert.deepEqual(msg.metrics(METRICS, true), { v: 2, type: 'flotilla:metrics', final: true, metrics: METRICS });
-  assert.deepEqual(msg.pong(3, VITALS), { v: 2, type: 'flotilla:pong', seq: 3, ...VITALS });
+  assert.equal(PROTOCOL_VERSION, 3);
+  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 3, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
+  assert.deepEqual(msg.shutdownComplete(7, true), { v: 3, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
+  assert.deepEqual(msg.shutdown(5), { v: 3, type: 'flotilla:shutdown', deadline: 5, retire: false });
+  assert.deepEqual(msg.shutdown(5, true), { v: 3, type: 'flotilla:shutdown', deadline: 5, retire: true });
+  assert.deepEqual(msg.ping(3), { v: 3, type: 'flotilla:ping', seq: 3 });
+  assert.deepEqual(msg.metrics([]), { v: 3, type: 'flotilla:metrics', final: false, metrics: [] });
+  assert.deepEqual(msg.metrics(METRICS, true), { v: 3, type: 'flotilla:metrics', final: true, metrics: METRICS });
+  assert.deepEqual(msg.pong(3, VITALS), { v: 3, type: 'flotilla:pong', seq: 3, ...VITALS });
   assert.deepEqual(msg.bootFailed(7, 'address-in-use', 'taken'), {
-    v: 2,
+    v: 3,
     type: 'flotilla:boot-failed',
     pid: 7,
     kind: 'address-in-use',
     message: 'taken',
   });
-  assert.deepEqual(msg.fatal(7, 'boom'), { v: 2, type: 'flotilla:fatal', pid: 7, message: 'boom' });
+  assert.deepEqual(msg.fatal(7, 'boom'), { v: 3, type: 'flotilla:fatal', pid: 7, message: 'boom' });
 });
 
 test('a pong carries the vitals and nothing else, whatever object they come in', () => {
@@ -120,12 +120,12 @@ test('mutated messages fail without throwing, with a reason', () => {
   const metrics = msg.metrics(METRICS);
   const bootFailed = msg.bootFailed(123, 'service', 'boom');
   const cases: [unknown, RegExp][] = [
-    [{ ...listening, v: 1 }, /^flotilla:listening: v must be 2$/],
-    [{ ...listening, v: 3 }, /^flotilla:listening: v must be 2$/],
-    [{ ...listening, v: '2' }, /v must be 2/],
-    [{ ...ping, v: 1 }, /^flotilla:ping: v must be 2$/],
+    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 3$/],
+    [{ ...listening, v: 4 }, /^flotilla:listening: v must be 3$/],
+    [{ ...listening, v: '3' }, /v must be 3/],
+    [{ ...ping, v: 2 }, /^flotilla:ping: v must be 3$/],
     [{ ...listening, pid: undefined }, /pid must be a positive integer/],
-    [{ v: 2, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
+    [{ v: 3, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
     [{ ...listening, pid: -1 }, /pid must be a positive integer/],
     [{ ...listening, pid: 1.5 }, /pid must be/],
     [{ ...listening, address: { host: 'h', port: 0 } }, /address\.port must be a port/],
@@ -140,9 +140,9 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...metrics, final: undefined }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 'true' }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 1 }, /^flotilla:metrics: final must be a boolean$/],
-    [{ v: 2, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
+    [{ v: 3, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
     [{ ...metrics, id: 'm-1' }, /^flotilla:metrics: unexpected field "id"$/],
-    [{ v: 2, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+    [{ v: 3, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
     [{ ...ping, seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
@@ -161,7 +161,7 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...pong, delayP99Ms: null }, /^flotilla:pong: delayP99Ms must be a finite number >= 0$/],
     [{ ...pong, delayMaxMs: 10n }, /^flotilla:pong: delayMaxMs must be a finite number >= 0$/],
     [
-      { v: 2, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0 },
+      { v: 3, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0 },
       /^flotilla:pong: delayMaxMs is missing$/,
     ],
     [{ ...pong, cpu: 1 }, /^flotilla:pong: unexpected field "cpu"$/],
@@ -172,19 +172,19 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...bootFailed, pid: 0 }, /^flotilla:boot-failed: pid must be a positive integer$/],
     [{ ...bootFailed, message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /^flotilla:boot-failed: message must be a string of 0 to 4096/],
     [{ ...bootFailed, message: 42 }, /^flotilla:boot-failed: message must be a string/],
-    [{ v: 2, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
+    [{ v: 3, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
     [{ ...msg.fatal(1, 'x'), message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /message must be a string/],
     [{ ...msg.shutdown(1), deadline: Number.POSITIVE_INFINITY }, /deadline must be a finite time/],
     [{ ...msg.shutdown(1), deadline: 10n }, /deadline must be a finite time/],
-    [{ v: 2, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
-    [{ v: 2, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
-    [{ v: 2, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
+    [{ v: 3, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
+    [{ v: 3, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+    [{ v: 3, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
     [{ v: 1, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
-    [{ v: 2, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
+    [{ v: 3, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
     [null, /^not a message object \(null\)$/],
     [[listening], /not a message object \(array\)/],
     ['flotilla:listening', /not a message object \(string\)/],
-    [Object.assign(Object.create({ v: 2, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
+    [Object.assign(Object.create({ v: 3, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
   ];
   for (const [value, reason] of cases) {
     assert.equal(isWorkerMessage(value), false, describeInvalid(value));
@@ -238,7 +238,7 @@ test("Node's and other libraries' messages are not flotilla messages", () => {
 });
 
 test('cyclic, hostile and huge values never make a guard or describeInvalid throw', () => {
-  const cyclic: Record<string, unknown> = { v: 2, type: 'flotilla:fatal', pid: 1 };
+  const cyclic: Record<string, unknown> = { v: 3, type: 'flotilla:fatal', pid: 1 };
   cyclic['message'] = cyclic;
   const throwing = new Proxy(
     {},
@@ -253,7 +253,7 @@ test('cyclic, hostile and huge values never make a guard or describeInvalid thro
   );
   const { proxy: revoked, revoke } = Proxy.revocable({}, {});
   revoke();
-  const getter = Object.defineProperty({ v: 2, pid: 1, ok: true }, 'type', {
+  const getter = Object.defineProperty({ v: 3, pid: 1, ok: true }, 'type', {
     enumerable: true,
     get() {
       throw new Error('getter');

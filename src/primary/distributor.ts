@@ -1,0 +1,311 @@
+import type { Worker } from 'node:cluster';
+import { createServer, type Server, type Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { answerOverloaded } from '../cluster/overloaded-reply.ts';
+import { MAX_HEAD_BYTES, msg } from '../ipc/protocol.ts';
+import { acceptQueued } from '../utils/accept-queued.ts';
+
+/**
+ * Hand-offs a worker may have unacknowledged. One, as node:cluster's round robin: a worker
+ * acknowledges a connection as soon as its event loop reads the message, so a saturated worker
+ * takes connections at the pace it serves them, and a stuck one receives none after its first.
+ */
+const MAX_PENDING = 1;
+
+export interface DistributorOptions {
+  /** `overload.enabled`: answer what waits too long with 503; otherwise everything waits, as with node:cluster. */
+  shed: boolean;
+  /** `overload.queueTargetMs`: the longest wait while the queue is standing. */
+  targetMs: number;
+  /** `overload.queueIntervalMs`: the longest wait while the queue keeps emptying; a queue not empty for this long is standing. */
+  intervalMs: number;
+  retryAfterS: number;
+  logger: Logger;
+  metrics: DistributorMetrics;
+}
+
+export interface DistributorMetrics {
+  /** A connection the primary answered 503 (`queue`), or dropped because its client left while it waited (`client-gone`). */
+  shed(reason: 'queue' | 'client-gone'): void;
+  /** How long a connection waited in the primary before it was handed to a worker, seconds. */
+  waited(seconds: number): void;
+  /** The connections waiting now. */
+  queued(length: number): void;
+}
+
+interface Waiting {
+  readonly socket: Socket;
+  /** When the primary accepted it (`performance.now()`). */
+  readonly since: number;
+  /** What was read while it waited (to detect a client that left). */
+  head: Buffer[];
+  bytes: number;
+  gone: boolean;
+}
+
+interface Target {
+  pending: number;
+  /** False once the worker retires, refused a connection, or was told that none follows. */
+  open: boolean;
+}
+
+/**
+ * The cluster's connection hand-off with `cluster.balancing: primary`
+ * (ARCHITECTURE.md, "A request's path"): the primary accepts each connection
+ * paused, stamps its time, and hands it over IPC to the worker with the fewest
+ * unacknowledged hand-offs (ties in turn, so an idle cluster still spreads
+ * long-lived connections). When no worker can take one, it waits in a queue,
+ * read meanwhile so that a client that leaves is dropped rather than handed
+ * off. The queue is kept short by CoDel (see `#expire`): once its oldest
+ * connection has waited longer than `targetMs` for a whole `intervalMs`, what
+ * waits longer than `targetMs` is answered 503 by the primary itself, until
+ * the queue empties: the excess gets a fast answer, the rest a short wait.
+ *
+ * @example
+ * const d = new Distributor(options);
+ * await d.listen('0.0.0.0', 3000); d.add(worker); // then d.acked(worker, true) on each flotilla:handoff-ack
+ */
+export class Distributor {
+  readonly #o: DistributorOptions;
+  readonly #server: Server;
+  readonly #targets = new Map<Worker, Target>();
+  /** The workers in hand-off order: ties go to the one after the last chosen. */
+  #order: Worker[] = [];
+  #next = 0;
+  #queue: Waiting[] = [];
+  /** Since when the oldest waiting connection has waited longer than `targetMs` (`performance.now()`). */
+  #aboveSince: number | undefined;
+  /** Answering 503 what waits longer than `targetMs`, until the queue empties (see `#expire`). */
+  #dropping = false;
+  #timer: NodeJS.Timeout | undefined;
+  #accepted = 0;
+  #closed: Promise<void> | undefined;
+  readonly #emptied = Promise.withResolvers<void>();
+
+  constructor(options: DistributorOptions) {
+    this.#o = options;
+    this.#server = createServer({ pauseOnConnect: true }, (socket) => this.#onConnection(socket));
+    this.#server.on('error', (err) => options.logger.error({ err }, 'the listening socket failed'));
+  }
+
+  /** Binds the cluster's address; rejects with the listen error (`EADDRINUSE`…). */
+  listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen({ host, port }, () => {
+        this.#server.off('error', reject);
+        const address = this.#server.address();
+        resolve(typeof address === 'object' && address !== null ? { host: address.address, port: address.port } : { host, port });
+      });
+    });
+  }
+
+  /** A worker listens: it takes connections from now on. */
+  add(worker: Worker): void {
+    if (this.#targets.has(worker)) return;
+    this.#targets.set(worker, { pending: 0, open: true });
+    this.#order.push(worker);
+    this.#dispatch();
+  }
+
+  /** A worker exited: what it had not acknowledged is lost with it. */
+  remove(worker: Worker): void {
+    if (!this.#targets.delete(worker)) return;
+    this.#order = this.#order.filter((w) => w !== worker);
+  }
+
+  /** A worker retires: no connection is handed to it any more, and it is told so (after any already sent). */
+  retire(worker: Worker): void {
+    const target = this.#targets.get(worker);
+    if (target === undefined || !target.open) return;
+    target.open = false;
+    send(worker, msg.handoffEnd());
+  }
+
+  /** A worker read a hand-off: it may take the next. A refusal (it no longer serves) closes it to hand-offs. */
+  acked(worker: Worker, accepted: boolean): void {
+    const target = this.#targets.get(worker);
+    if (target === undefined) return;
+    target.pending = Math.max(0, target.pending - 1);
+    if (!accepted) target.open = false;
+    this.#dispatch();
+  }
+
+  /**
+   * The shutdown's hand-off: accepts what the kernel queued, closes the
+   * listener, hands the queue to the workers still draining (or answers it
+   * 503 as usual), then tells every worker that no connection follows.
+   * Closing the listener with connections in its accept queue would reset them.
+   */
+  close(): Promise<void> {
+    this.#closed ??= (async () => {
+      await acceptQueued(() => this.#accepted);
+      this.#server.close();
+      if (this.#queue.length > 0) await this.#emptied.promise;
+      for (const worker of this.#targets.keys()) this.retire(worker);
+    })();
+    return this.#closed;
+  }
+
+  #onConnection(socket: Socket): void {
+    this.#accepted++;
+    const waiting: Waiting = { socket, since: performance.now(), head: [], bytes: 0, gone: false };
+    if (this.#queue.length === 0) {
+      const worker = this.#pick();
+      if (worker !== undefined) {
+        this.#handOff(worker, waiting);
+        return;
+      }
+    }
+    this.#enqueue(waiting);
+  }
+
+  /** The open worker with the fewest pending hand-offs (below the limit), ties in turn; undefined when none can take one. */
+  #pick(): Worker | undefined {
+    const n = this.#order.length;
+    let best: Worker | undefined;
+    let bestPending = MAX_PENDING;
+    let bestAt = 0;
+    for (let i = 0; i < n; i++) {
+      const at = (this.#next + i) % n;
+      const worker = this.#order[at] as Worker;
+      const target = this.#targets.get(worker) as Target;
+      if (target.open && target.pending < bestPending && worker.isConnected()) {
+        best = worker;
+        bestPending = target.pending;
+        bestAt = at;
+        if (bestPending === 0) break;
+      }
+    }
+    if (best !== undefined) this.#next = (bestAt + 1) % n;
+    return best;
+  }
+
+  #handOff(worker: Worker, waiting: Waiting): void {
+    const { socket } = waiting;
+    // what a paused socket buffered goes along (reading it may start the handle's reads again, stopped right after)
+    if (socket.readableLength > 0) for (let chunk = socket.read(); chunk !== null; chunk = socket.read()) waiting.head.push(chunk);
+    stopReading(socket);
+    const head = waiting.head.length === 0 ? '' : Buffer.concat(waiting.head).toString('base64');
+    const target = this.#targets.get(worker) as Target;
+    target.pending++;
+    this.#o.metrics.waited((performance.now() - waiting.since) / 1_000);
+    try {
+      worker.send(msg.connection(head), socket, { keepOpen: false }, (error) => {
+        if (error !== null && error !== undefined) this.#lost(worker, error);
+      });
+    } catch (error) {
+      this.#lost(worker, error);
+    }
+  }
+
+  /** The IPC channel refused the hand-off (the worker is gone): the connection cannot be saved. */
+  #lost(worker: Worker, error: unknown): void {
+    this.#o.logger.warn({ err: error, workerPid: worker.process.pid }, 'a connection could not be handed to a worker');
+    this.acked(worker, false);
+  }
+
+  /** Waits for a worker, read meanwhile: a client that leaves is dropped, and a 503 can be answered without a reset. */
+  #enqueue(waiting: Waiting): void {
+    const { socket } = waiting;
+    const leave = () => {
+      if (waiting.gone) return;
+      waiting.gone = true;
+      const at = this.#queue.indexOf(waiting);
+      if (at !== -1) {
+        this.#queue.splice(at, 1);
+        this.#o.metrics.shed('client-gone');
+        this.#changed();
+      }
+      socket.destroy();
+    };
+    socket.on('data', (chunk: Buffer) => {
+      waiting.head.push(chunk);
+      waiting.bytes += chunk.length;
+      // the rest stays in the kernel's buffer for the worker; only an end is no longer noticed
+      if (waiting.bytes >= MAX_HEAD_BYTES / 2) stopReading(socket);
+    });
+    socket.once('end', leave);
+    socket.once('close', leave);
+    socket.on('error', leave);
+    socket.resume();
+    this.#queue.push(waiting);
+    this.#changed();
+    this.#timer ??= setInterval(() => this.#expire(), Math.max(1, Math.min(this.#o.targetMs, this.#o.intervalMs) / 4));
+  }
+
+  /** Hands waiting connections to the workers that can take them, oldest first. */
+  #dispatch(): void {
+    while (this.#queue.length > 0) {
+      const worker = this.#pick();
+      if (worker === undefined) break;
+      const waiting = this.#queue.shift() as Waiting;
+      waiting.socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
+      this.#handOff(worker, waiting);
+    }
+    this.#changed();
+  }
+
+  /**
+   * CoDel on the queue's head: once the oldest connection's wait has stayed
+   * above `targetMs` for a whole `intervalMs` (a standing queue, not a burst),
+   * the queue is dropping: what has waited longer than `targetMs` is answered
+   * 503, until the queue empties. A burst shorter than the interval waits.
+   */
+  #expire(): void {
+    const head = this.#queue[0];
+    if (head === undefined || (!this.#o.shed && this.#closed === undefined)) return;
+    const now = performance.now();
+    const { targetMs, intervalMs } = this.#o;
+    if (now - head.since <= targetMs) {
+      this.#aboveSince = undefined;
+      if (!this.#dropping) return;
+    } else if (!this.#dropping) {
+      this.#aboveSince ??= now;
+      if (now - this.#aboveSince < intervalMs && this.#closed === undefined) return;
+      this.#dropping = true;
+    }
+    while (this.#queue.length > 0 && now - (this.#queue[0] as Waiting).since > targetMs) {
+      const waiting = this.#queue.shift() as Waiting;
+      const { socket } = waiting;
+      socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
+      answerOverloaded(socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0] });
+      this.#o.metrics.shed('queue');
+    }
+    this.#changed();
+  }
+
+  /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */
+  #changed(): void {
+    this.#o.metrics.queued(this.#queue.length);
+    if (this.#queue.length > 0) return;
+    this.#aboveSince = undefined;
+    this.#dropping = false;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.#closed !== undefined) this.#emptied.resolve();
+  }
+}
+
+function send(worker: Worker, message: object): void {
+  try {
+    if (worker.isConnected()) worker.send(message);
+  } catch {
+    // a worker whose channel closed is on its way out: its exit is handled by the supervisor
+  }
+}
+
+/**
+ * Stops the primary's reads of a socket it hands over: the worker reads the
+ * rest from the same kernel socket. A net.Socket keeps reading into its buffer
+ * when paused; `readStop` on its handle is what net.Socket's own `pause` does
+ * for sockets that must not read ahead.
+ */
+function stopReading(socket: Socket): void {
+  socket.pause();
+  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStop?(): number } })._handle;
+  if (handle?.reading === true && typeof handle.readStop === 'function') {
+    handle.reading = false;
+    handle.readStop();
+  }
+}

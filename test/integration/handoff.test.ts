@@ -1,0 +1,127 @@
+import { connect } from 'node:net';
+import { type TestContext, test } from 'node:test';
+import { get, sample, scrapeUntil, startCluster, who } from '../helpers/cluster.ts';
+
+// The primary's own connection hand-off (cluster.balancing: primary, src/primary/distributor.ts), with
+// the real CLI, real workers and raw sockets: what a client sees when every worker is saturated, when it
+// leaves while it waits, when a worker is stuck, and when the cluster shuts down with connections queued.
+
+interface Outcome {
+  /** The status line's code, or what happened instead of an answer. */
+  status: number | 'reset' | 'closed' | 'timeout';
+  head: string;
+  body: string;
+}
+
+/** One GET on a fresh connection, read raw until the server closes it: an answer, a reset, or a close without one. */
+function rawGet(port: number, path: string, timeoutMs = 15_000): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    let data = '';
+    const timer = setTimeout(() => done('timeout'), timeoutMs);
+    const done = (failure?: Outcome['status']) => {
+      clearTimeout(timer);
+      socket.destroy();
+      const end = data.indexOf('\r\n\r\n');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(data)?.[1]);
+      if (failure !== undefined || Number.isNaN(status)) resolve({ status: failure ?? 'closed', head: data, body: '' });
+      else resolve({ status, head: data.slice(0, end), body: data.slice(end + 4) });
+    };
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      data += chunk;
+    });
+    socket.on('end', () => done());
+    socket.on('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNRESET' ? 'reset' : 'closed'));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+/** Resolves once `n` connections' worth of time has let the primary hand them over: a few event-loop turns there. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+
+test('with every worker saturated, the primary answers the excess itself: 503 OVERLOADED with Retry-After', async (t: TestContext) => {
+  const cluster = startCluster(t);
+  const { appPort, metricsPort } = await cluster.ready();
+  // one blocking request per worker: neither reads its IPC channel for 3 s
+  const busy = [rawGet(appPort, '/busy?ms=3000'), rawGet(appPort, '/busy?ms=3000')];
+  await settle();
+  const excess = await Promise.all(Array.from({ length: 8 }, () => rawGet(appPort, '/who')));
+  const shed = excess.filter((o) => o.status === 503);
+  t.assert.ok(shed.length >= 1, `503s among the excess: ${excess.map((o) => o.status).join(', ')}`);
+  for (const o of shed) {
+    t.assert.match(o.head, /\r\nRetry-After: 1\r\n/);
+    t.assert.match(o.head, /\r\nContent-Type: application\/problem\+json\r\n/);
+    const problem = JSON.parse(o.body) as { code: string; status: number; instance: string };
+    t.assert.strictEqual(problem.code, 'OVERLOADED');
+    t.assert.strictEqual(problem.status, 503);
+    t.assert.strictEqual(problem.instance, '/who');
+  }
+  // nothing is lost: every other connection is answered by a worker once it is free again
+  for (const o of excess) t.assert.ok(o.status === 503 || o.status === 200, `outcome ${o.status}`);
+  for (const o of await Promise.all(busy)) t.assert.strictEqual(o.status, 200);
+  const text = await scrapeUntil(metricsPort, (s) => (sample(s, 'flotilla_requests_shed_total{reason="queue"}') ?? 0) >= shed.length);
+  t.assert.strictEqual(sample(text, 'flotilla_requests_shed_total{reason="queue"}'), shed.length);
+  t.assert.ok((sample(text, 'flotilla_handoff_wait_seconds_count') ?? 0) >= 2);
+});
+
+test('a connection whose client left while it waited in the primary is never handed to a worker', async (t: TestContext) => {
+  // a queue that never sheds: the connection waits until a worker is free again
+  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const { appPort, metricsPort } = await cluster.ready();
+  const busy = [rawGet(appPort, '/busy?ms=2000'), rawGet(appPort, '/busy?ms=2000')];
+  await settle();
+  // one more per worker: handed over, waiting in the workers' channels
+  const handed = [rawGet(appPort, '/who'), rawGet(appPort, '/who')];
+  await settle();
+  // this one waits in the primary's queue; its client sends its request, then leaves
+  const leaver = connect({ host: '127.0.0.1', port: appPort });
+  leaver.write('GET /who HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  await settle();
+  leaver.end();
+  await Promise.all([...busy, ...handed]);
+  const text = await scrapeUntil(metricsPort, (s) => sample(s, 'flotilla_requests_shed_total{reason="client-gone"}') === 1);
+  // the two handed /who requests were served, the leaver's never reached a worker
+  const whos = await scrapeUntil(metricsPort, (s) => sample(s, 'fixture_who_total') === 2);
+  t.assert.strictEqual(sample(whos, 'fixture_who_total'), 2);
+  t.assert.strictEqual(sample(text, 'flotilla_requests_shed_total{reason="queue"}'), undefined);
+  t.assert.strictEqual((await get(appPort, '/who')).status, 200);
+});
+
+test('a stuck worker receives no new connection after the first it cannot acknowledge', async (t: TestContext) => {
+  // the watchdog off: the stuck worker stays stuck for the whole test
+  const cluster = startCluster(t, { config: { cluster: { heartbeatTimeoutMs: 0 } } });
+  const { appPort, workers } = await cluster.ready();
+  void rawGet(appPort, '/hang', 60_000);
+  await settle();
+  const answered: number[] = [];
+  let unanswered = 0;
+  for (let i = 0; i < 20; i++) {
+    try {
+      answered.push(await who(appPort));
+    } catch {
+      unanswered++;
+    }
+  }
+  // at most one connection went to the stuck worker (its acknowledgement never comes); the rest to the other
+  t.assert.ok(unanswered <= 1, `${unanswered} connections unanswered`);
+  t.assert.strictEqual(new Set(answered).size, 1, 'one worker answered everything');
+  t.assert.ok([...workers.values()].includes(answered[0] as number));
+});
+
+test('SIGTERM with connections queued in the primary: each is answered, none is reset', async (t: TestContext) => {
+  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const { appPort } = await cluster.ready();
+  const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
+  await settle();
+  const queued = Array.from({ length: 20 }, () => rawGet(appPort, '/who'));
+  await settle();
+  cluster.signal('SIGTERM');
+  const outcomes = await Promise.all([...busy, ...queued]);
+  for (const o of outcomes) t.assert.ok(typeof o.status === 'number', `an outcome without an answer: ${o.status}`);
+  t.assert.deepStrictEqual(
+    outcomes.filter((o) => o.status !== 200 && o.status !== 503).map((o) => o.status),
+    [],
+  );
+  t.assert.strictEqual((await cluster.exit(15_000)).code, 0);
+});
