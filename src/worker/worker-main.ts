@@ -106,9 +106,9 @@ const shutdown = async (reason: string, deadline?: number, retire = false) => {
   await app.close({ deadline, stayReady: retire });
   const code = app.cleanShutdown ? 0 : 1;
   if (!process.connected) process.exit(code);
-  // Connections node:cluster handed us just before our listener closed are still in the IPC stream:
-  // stay until the primary disconnects us, so each of them is refused and handed to another worker
-  // instead of being lost with this process.
+  // Connections still in the IPC stream (node:cluster's, for a listener the service shares through it;
+  // the primary's own, see HandedConnections) must not be lost with this process: stay until the
+  // primary disconnects us, so each is refused and handed to another worker, or answered 503.
   process.once('disconnect', () => process.exit(code));
   setTimeout(() => process.exit(code), LINGER_MS).unref();
   // the last counts first: the primary keeps them in its sums once this worker is gone
