@@ -50,6 +50,13 @@ export const CONTENDERS: readonly Contender[] = [
     pinned: true,
   },
   {
+    name: 'fastify-cluster',
+    title: 'Fastify 5, full, node:cluster with 2 workers (round robin)',
+    entry: 'servers/fastify-cluster.ts',
+    readyLines: 2,
+    pinned: true,
+  },
+  {
     name: 'flotilla-cluster-kernel',
     title: 'flotilla cluster, 2 workers, balancing: kernel',
     entry: 'servers/flotilla-cluster-kernel.yaml',
@@ -90,6 +97,7 @@ export const RUN_ORDER: readonly string[] = [
   'fastify',
   'flotilla-full',
   'flotilla-cluster',
+  'fastify-cluster',
   'flotilla-cluster-kernel',
   'flotilla-cluster-1',
   'flotilla-no-schema',
@@ -135,7 +143,7 @@ export const SCENARIOS: readonly Scenario[] = [
     title: 'GET /items?page=3&limit=20, a new connection per request (Connection: close)',
     path: '/items?page=3&limit=20',
     headers: { Connection: 'close' },
-    contenders: ['floor', 'flotilla-full', 'flotilla-cluster', 'flotilla-cluster-kernel'],
+    contenders: ['floor', 'flotilla-full', 'flotilla-cluster', 'fastify-cluster', 'flotilla-cluster-kernel'],
     keepAlive: false,
   },
 ];

@@ -171,6 +171,14 @@ export function targets(runs: readonly Run[], rows: Record<string, Row[]>, scena
         '×',
         (v) => v <= 1.15,
       );
+      // flotilla's own hand-off against node:cluster's round robin, both with 2 workers on one core
+      add(
+        `[${scenario}] flotilla cluster (primary hand-off) / Fastify in node:cluster, CPU per request`,
+        '<= 1.00',
+        pairedRatio(runs, scenario, 'flotilla-cluster', 'fastify-cluster', 'cpuPer1k'),
+        '×',
+        (v) => v <= 1,
+      );
       add(
         `[${scenario}] cluster: the primary's share of the cluster's CPU`,
         'reported',

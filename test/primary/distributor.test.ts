@@ -1,0 +1,211 @@
+import type { Worker } from 'node:cluster';
+import { once } from 'node:events';
+import { connect, type Socket } from 'node:net';
+import { type TestContext, test } from 'node:test';
+import pino from 'pino';
+import { type ConnectionMessage, isPrimaryMessage } from '../../src/ipc/protocol.ts';
+import { Distributor, type DistributorOptions } from '../../src/primary/distributor.ts';
+
+// The distributor with real sockets and stand-in workers: each records what it is handed and
+// acknowledges when the test says so, as a worker's event loop would when it reads its channel.
+
+interface Handed {
+  socket: Socket;
+  head: Buffer;
+}
+
+class FakeWorker {
+  readonly handed: Handed[] = [];
+  readonly messages: unknown[] = [];
+  connected = true;
+  readonly process = { pid: 4242 };
+  isConnected(): boolean {
+    return this.connected;
+  }
+  send(message: unknown, handle?: Socket, _options?: unknown, callback?: (error: Error | null) => void): boolean {
+    this.messages.push(message);
+    if (handle !== undefined && isPrimaryMessage(message) && message.type === 'flotilla:connection') {
+      this.handed.push({ socket: handle, head: Buffer.from((message as ConnectionMessage).head, 'base64') });
+    }
+    callback?.(null);
+    return true;
+  }
+}
+
+const asWorker = (w: FakeWorker) => w as unknown as Worker;
+
+function start(t: TestContext, overrides: Partial<DistributorOptions> = {}) {
+  const counts = { queue: 0, 'client-gone': 0, waited: 0, queued: 0 };
+  const distributor = new Distributor({
+    shed: true,
+    targetMs: 20,
+    intervalMs: 100,
+    retryAfterS: 1,
+    logger: pino({ level: 'silent' }),
+    metrics: {
+      shed: (reason) => counts[reason]++,
+      waited: () => counts.waited++,
+      queued: (n) => {
+        counts.queued = n;
+      },
+    },
+    ...overrides,
+  });
+  t.after(() => distributor.close());
+  return { distributor, counts };
+}
+
+/** A client connection that sends one GET and collects what comes back until the server closes it. */
+function client(port: number, path = '/x'): { socket: Socket; reply: Promise<string> } {
+  const socket = connect({ host: '127.0.0.1', port });
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: t\r\n\r\n`);
+  let data = '';
+  socket.setEncoding('latin1').on('data', (chunk: string) => {
+    data += chunk;
+  });
+  const reply = new Promise<string>((resolve) => {
+    socket.on('close', () => resolve(data));
+    socket.on('error', () => {});
+  });
+  return { socket, reply };
+}
+
+const until = async (condition: () => boolean) => {
+  while (!condition()) await new Promise((r) => setTimeout(r, 2));
+};
+
+test('connections go to the worker with the fewest unacknowledged hand-offs, ties in turn', async (t: TestContext) => {
+  const { distributor } = start(t);
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const [a, b] = [new FakeWorker(), new FakeWorker()];
+  distributor.add(asWorker(a));
+  distributor.add(asWorker(b));
+  // both idle: in turn, and each acknowledged at once
+  for (let i = 0; i < 4; i++) {
+    client(port);
+    await until(() => a.handed.length + b.handed.length === i + 1);
+    distributor.acked(asWorker(i % 2 === 0 ? a : b), true);
+  }
+  t.assert.deepStrictEqual([a.handed.length, b.handed.length], [2, 2]);
+  // a does not acknowledge: the next ones go to b while b does
+  client(port);
+  await until(() => a.handed.length === 3);
+  for (let i = 0; i < 3; i++) {
+    client(port);
+    await until(() => b.handed.length === 3 + i);
+    distributor.acked(asWorker(b), true);
+  }
+  t.assert.strictEqual(a.handed.length, 3, 'the worker that does not acknowledge gets nothing more');
+  for (const h of [...a.handed, ...b.handed]) h.socket.destroy();
+});
+
+test('a connection no worker can take waits, and is handed over with what the primary read of it', async (t: TestContext) => {
+  const { distributor, counts } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const w = new FakeWorker();
+  distributor.add(asWorker(w));
+  client(port, '/first');
+  await until(() => w.handed.length === 1);
+  client(port, '/second');
+  await until(() => counts.queued === 1);
+  // the second waits; its bytes are read meanwhile, and travel with it
+  await new Promise((r) => setTimeout(r, 50));
+  distributor.acked(asWorker(w), true);
+  await until(() => w.handed.length === 2);
+  t.assert.match((w.handed[1] as Handed).head.toString('latin1'), /^GET \/second HTTP\/1\.1\r\n/);
+  t.assert.strictEqual(counts.queued, 0);
+  for (const h of w.handed) h.socket.destroy();
+});
+
+test('a client that leaves while its connection waits is dropped, never handed over', async (t: TestContext) => {
+  const { distributor, counts } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const w = new FakeWorker();
+  distributor.add(asWorker(w));
+  client(port);
+  await until(() => w.handed.length === 1);
+  const leaver = client(port);
+  await until(() => counts.queued === 1);
+  leaver.socket.end();
+  await until(() => counts['client-gone'] === 1);
+  distributor.acked(asWorker(w), true);
+  await new Promise((r) => setTimeout(r, 20));
+  t.assert.strictEqual(w.handed.length, 1);
+  (w.handed[0] as Handed).socket.destroy();
+});
+
+test('a standing queue is cut to the target: the primary answers 503 OVERLOADED with Retry-After', async (t: TestContext) => {
+  const { distributor, counts } = start(t, { targetMs: 10, intervalMs: 30 });
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const stuck = new FakeWorker();
+  distributor.add(asWorker(stuck));
+  client(port);
+  await until(() => stuck.handed.length === 1);
+  const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => client(port, `/p${i}`).reply));
+  for (const [i, reply] of replies.entries()) {
+    t.assert.match(reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    t.assert.match(reply, /\r\nRetry-After: 1\r\n/);
+    const body = JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) as { code: string; instance: string };
+    t.assert.strictEqual(body.code, 'OVERLOADED');
+    t.assert.strictEqual(body.instance, `/p${i}`);
+  }
+  t.assert.strictEqual(counts.queue, 5);
+  (stuck.handed[0] as Handed).socket.destroy();
+});
+
+test('with overload.enabled false, nothing is shed: the queue waits for the workers', async (t: TestContext) => {
+  const { distributor, counts } = start(t, { shed: false, targetMs: 1, intervalMs: 1 });
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const w = new FakeWorker();
+  distributor.add(asWorker(w));
+  client(port);
+  await until(() => w.handed.length === 1);
+  client(port);
+  await new Promise((r) => setTimeout(r, 50));
+  t.assert.strictEqual(counts.queue, 0);
+  distributor.acked(asWorker(w), true);
+  await until(() => w.handed.length === 2);
+  for (const h of w.handed) h.socket.destroy();
+});
+
+test('close: what waits is handed to the workers still taking connections, then each is told none follows', async (t: TestContext) => {
+  const { distributor } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const w = new FakeWorker();
+  distributor.add(asWorker(w));
+  client(port);
+  await until(() => w.handed.length === 1);
+  client(port);
+  client(port);
+  await new Promise((r) => setTimeout(r, 20));
+  const closed = distributor.close();
+  for (let i = 1; i <= 2; i++) {
+    distributor.acked(asWorker(w), true);
+    await until(() => w.handed.length === i + 1);
+  }
+  await closed;
+  const last = w.messages.at(-1) as { type: string };
+  t.assert.strictEqual(last.type, 'flotilla:handoff-end');
+  // the listener is closed: a new connection is refused
+  const refused = connect({ host: '127.0.0.1', port });
+  const [error] = (await once(refused, 'error')) as [NodeJS.ErrnoException];
+  t.assert.strictEqual(error.code, 'ECONNREFUSED');
+  for (const h of w.handed) h.socket.destroy();
+});
+
+test('a retiring worker is handed nothing more, and is told so', async (t: TestContext) => {
+  const { distributor } = start(t);
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const [a, b] = [new FakeWorker(), new FakeWorker()];
+  distributor.add(asWorker(a));
+  distributor.add(asWorker(b));
+  distributor.retire(asWorker(a));
+  t.assert.strictEqual((a.messages.at(-1) as { type: string }).type, 'flotilla:handoff-end');
+  for (let i = 0; i < 3; i++) {
+    client(port);
+    await until(() => b.handed.length === i + 1);
+    distributor.acked(asWorker(b), true);
+  }
+  t.assert.strictEqual(a.handed.length, 0);
+  for (const h of b.handed) h.socket.destroy();
+});
