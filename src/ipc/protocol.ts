@@ -17,8 +17,11 @@ export const PROTOCOL_VERSION = 3;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
-/** Most bytes a connection's `head` carries (what the primary read while the connection waited). */
-export const MAX_HEAD_BYTES = 65_536;
+/**
+ * Most bytes a connection's `head` carries (what the primary read while the connection waited): the
+ * primary stops reading past 16 KiB, plus at most one read of up to 64 KiB in flight.
+ */
+export const MAX_HEAD_BYTES = 131_072;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
 

@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
-import { MAX_HEAD_BYTES, msg } from '../ipc/protocol.ts';
+import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
 
 /**
@@ -11,6 +11,8 @@ import { acceptQueued } from '../utils/accept-queued.ts';
  * takes connections at the pace it serves them, and a stuck one receives none after its first.
  */
 const MAX_PENDING = 1;
+/** A waiting connection is read up to this many bytes (a request head); the rest stays in the kernel for the worker. */
+const READ_LIMIT = 16_384;
 
 export interface DistributorOptions {
   /** `overload.enabled`: answer what waits too long with 503; otherwise everything waits, as with node:cluster. */
@@ -223,7 +225,7 @@ export class Distributor {
       waiting.head.push(chunk);
       waiting.bytes += chunk.length;
       // the rest stays in the kernel's buffer for the worker; only an end is no longer noticed
-      if (waiting.bytes >= MAX_HEAD_BYTES / 2) stopReading(socket);
+      if (waiting.bytes >= READ_LIMIT) stopReading(socket);
     });
     socket.once('end', leave);
     socket.once('close', leave);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { get, sample, scrapeUntil, startCluster, who } from '../helpers/cluster.ts';
@@ -15,6 +16,11 @@ interface Outcome {
 
 /** One GET on a fresh connection, read raw until the server closes it: an answer, a reset, or a close without one. */
 function rawGet(port: number, path: string, timeoutMs = 15_000): Promise<Outcome> {
+  return rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`, timeoutMs);
+}
+
+/** One raw request on a fresh connection (see `rawGet`). */
+function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000): Promise<Outcome> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     let data = '';
@@ -33,7 +39,7 @@ function rawGet(port: number, path: string, timeoutMs = 15_000): Promise<Outcome
     });
     socket.on('end', () => done());
     socket.on('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNRESET' ? 'reset' : 'closed'));
-    socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    socket.write(request);
   });
 }
 
@@ -124,4 +130,20 @@ test('SIGTERM with connections queued in the primary: each is answered, none is 
     [],
   );
   t.assert.strictEqual((await cluster.exit(15_000)).code, 0);
+});
+
+test('a large upload that waited in the primary reaches the worker whole', async (t: TestContext) => {
+  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const { appPort } = await cluster.ready();
+  const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
+  await settle();
+  const handed = [rawGet(appPort, '/who'), rawGet(appPort, '/who')];
+  await settle();
+  // queued in the primary, which reads its head and part of its body before a worker is free
+  const body = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
+  const head = `POST /digest HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+  const upload = await rawRequest(appPort, Buffer.concat([Buffer.from(head), body]));
+  await Promise.all([...busy, ...handed]);
+  t.assert.strictEqual(upload.status, 200, upload.head);
+  t.assert.deepStrictEqual(JSON.parse(upload.body), { bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') });
 });
