@@ -23,7 +23,7 @@ import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { checkHook, Group, type HookChain } from './group.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
-import { InFlight } from './in-flight.ts';
+import { InFlight, type RequestRoutes } from './in-flight.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createRequestHandler, type PipelineHost } from './pipeline.ts';
@@ -221,6 +221,18 @@ export class App implements Registrar {
   /** Whether the last shutdown finished inside the budget with no failing hook. */
   get cleanShutdown(): boolean {
     return this.#lifecycle.clean;
+  }
+
+  /**
+   * The route templates of the requests being served and of the last one that
+   * ended: what a cluster worker tells the primary with its heartbeats and when
+   * it dies, so that a request that keeps killing workers is named.
+   *
+   * @example
+   * app.requestRoutes(); // { inFlight: ['/books/:id'], last: '/health' }
+   */
+  requestRoutes(): RequestRoutes {
+    return this.#inFlight.routes();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -9,7 +9,7 @@ import { adoptResult } from './compose.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope } from './ctx.ts';
 import type { HookChain } from './group.ts';
-import type { InFlight } from './in-flight.ts';
+import { type InFlight, UNMATCHED_ROUTE } from './in-flight.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import { writeRequestLine } from './request-line.ts';
@@ -36,8 +36,6 @@ export interface PipelineHost {
   readonly tracer: Tracer;
 }
 
-const UNMATCHED = 'unmatched';
-
 /**
  * The request pipeline, top to bottom: request id → log/metrics/trace start →
  * CORS → route lookup → `onRequest` hooks → params/query validation →
@@ -48,17 +46,17 @@ const UNMATCHED = 'unmatched';
 export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const started = performance.now();
-    host.inFlight.enter();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
+    host.inFlight.enter(ctx);
     const span = startServerSpan(host.tracer, ctx);
     let ended = false;
     const end = (completed: boolean) => {
       if (ended) return;
       ended = true;
-      host.inFlight.leave();
+      host.inFlight.leave(ctx);
       record(host, ctx, started, completed, span);
     };
     res.once('finish', () => end(true));
@@ -217,7 +215,7 @@ function logFailure(ctx: Ctx, error: unknown): void {
 
 /** Logs an error with the request's id and route; a value that throws when read (a Proxy, a throwing getter) is logged as such. */
 function logError(ctx: Ctx, error: unknown, message: string): void {
-  const route = ctx.route || UNMATCHED;
+  const route = ctx.route || UNMATCHED_ROUTE;
   try {
     ctx.logger.error({ err: error, route }, message);
   } catch {
@@ -257,7 +255,7 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
   const durationMs = performance.now() - started;
   // 499: the client closed the connection before a response was sent (nginx's convention)
   const status = ctx.res.headersSent ? ctx.res.statusCode : completed ? ctx.statusCode : 499;
-  const route = ctx.route || UNMATCHED;
+  const route = ctx.route || UNMATCHED_ROUTE;
   endServerSpan(span, ctx, status, completed);
   try {
     host.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });

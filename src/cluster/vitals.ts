@@ -2,7 +2,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import type { PongMessage } from '../ipc/protocol.ts';
 
-export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq'>;
+export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>;
 
 const NS_PER_MS = 1e6;
 

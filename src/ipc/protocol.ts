@@ -24,6 +24,9 @@ export const MAX_MESSAGE_LENGTH = 4096;
 export const MAX_HEAD_BYTES = 131_072;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
+/** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
+export const MAX_ROUTES = 32;
+export const MAX_ROUTE_LENGTH = 1024;
 
 import { isRecord } from '../utils/is-record.ts';
 import { isMetricFamily, type MetricFamily } from './metric-family.ts';
@@ -58,6 +61,27 @@ export interface MetricsMessage {
   metrics: MetricFamily[];
 }
 /**
+ * The route templates (never raw URLs) of the requests a worker was serving:
+ * those in flight and the last one that ended (`unmatched` for a request no
+ * route matched; `last` empty before any ended). The primary names the route
+ * of a request that keeps killing workers with them.
+ */
+export interface WorkerRoutes {
+  inFlight: string[];
+  last: string;
+}
+/**
+ * Worker → primary, once: the worker received its first request. Sent as the
+ * request arrives, before its handler runs, so that the primary knows it even
+ * when the request kills the worker at once: a worker that received requests
+ * and died is replaced but never counted towards a crash loop.
+ */
+export interface FirstRequestMessage {
+  v: V;
+  type: 'flotilla:first-request';
+  pid: number;
+}
+/**
  * Worker → primary: the answer to a heartbeat, with the worker's vitals since
  * its previous answer (the primary recycles on them and exports them as
  * metrics).
@@ -76,6 +100,8 @@ export interface PongMessage {
   delayP50Ms: number;
   delayP99Ms: number;
   delayMaxMs: number;
+  /** The routes being served as the worker answered (named if it then dies without a word: SIGKILL, a segfault). */
+  routes: WorkerRoutes;
 }
 /**
  * Worker → primary: the worker could not start, for a reason a restart will
@@ -90,12 +116,14 @@ export interface BootFailedMessage {
   kind: 'service' | 'address-in-use' | 'config';
   message: string;
 }
-/** Worker → primary: about to exit because of an uncaught exception. */
+/** Worker → primary: about to exit because of an uncaught exception (or an unhandled rejection). */
 export interface FatalMessage {
   v: V;
   type: 'flotilla:fatal';
   pid: number;
   message: string;
+  /** The routes being served as it died. */
+  routes: WorkerRoutes;
 }
 /**
  * Primary → worker: shut down; the budget ends at `deadline` (epoch ms). `retire`: only this worker
@@ -148,7 +176,8 @@ export type WorkerMessage =
   | PongMessage
   | FatalMessage
   | BootFailedMessage
-  | HandoffAckMessage;
+  | HandoffAckMessage
+  | FirstRequestMessage;
 export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
@@ -179,7 +208,7 @@ export const msg = {
     final,
     metrics,
   }),
-  pong: (seq: number, vitals: Omit<PongMessage, 'v' | 'type' | 'seq'>): PongMessage => ({
+  pong: (seq: number, vitals: Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>, routes: WorkerRoutes = NO_ROUTES): PongMessage => ({
     v: PROTOCOL_VERSION,
     type: 'flotilla:pong',
     seq,
@@ -189,6 +218,7 @@ export const msg = {
     delayP50Ms: vitals.delayP50Ms,
     delayP99Ms: vitals.delayP99Ms,
     delayMaxMs: vitals.delayMaxMs,
+    routes: boundRoutes(routes),
   }),
   bootFailed: (pid: number, kind: BootFailedMessage['kind'], message: string): BootFailedMessage => ({
     v: PROTOCOL_VERSION,
@@ -197,12 +227,14 @@ export const msg = {
     kind,
     message: truncate(message),
   }),
-  fatal: (pid: number, message: string): FatalMessage => ({
+  fatal: (pid: number, message: string, routes: WorkerRoutes = NO_ROUTES): FatalMessage => ({
     v: PROTOCOL_VERSION,
     type: 'flotilla:fatal',
     pid,
     message: truncate(message),
+    routes: boundRoutes(routes),
   }),
+  firstRequest: (pid: number): FirstRequestMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:first-request', pid }),
   shutdown: (deadline: number, retire = false): ShutdownMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:shutdown', deadline, retire }),
   ping: (seq: number): PingMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:ping', seq }),
   connection: (head: string): ConnectionMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:connection', head }),
@@ -210,8 +242,19 @@ export const msg = {
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
 } as const;
 
-function truncate(message: string): string {
-  return message.length > MAX_MESSAGE_LENGTH ? `${message.slice(0, MAX_MESSAGE_LENGTH - 1)}…` : message;
+function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
+  return message.length > max ? `${message.slice(0, max - 1)}…` : message;
+}
+
+/** No request served yet. */
+const NO_ROUTES: WorkerRoutes = { inFlight: [], last: '' };
+
+/** At most `MAX_ROUTES` routes of at most `MAX_ROUTE_LENGTH` characters, as the guard accepts them. */
+function boundRoutes(routes: WorkerRoutes): WorkerRoutes {
+  return {
+    inFlight: routes.inFlight.slice(0, MAX_ROUTES).map((route) => truncate(route, MAX_ROUTE_LENGTH)),
+    last: truncate(routes.last, MAX_ROUTE_LENGTH),
+  };
 }
 
 type Fields = Record<string, (value: unknown) => string | undefined>;
@@ -238,14 +281,26 @@ const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x
 const kind = (x: unknown) =>
   x === 'service' || x === 'address-in-use' || x === 'config' ? undefined : "must be 'service', 'address-in-use' or 'config'";
 
+const route = string(0, MAX_ROUTE_LENGTH);
+const routes = (x: unknown) => {
+  const inFlight = (y: unknown) => {
+    if (!Array.isArray(y) || y.length > MAX_ROUTES) return `must be an array of at most ${MAX_ROUTES} routes`;
+    const bad = y.findIndex((r) => route(r) !== undefined);
+    return bad === -1 ? undefined : `[${bad}] ${route(y[bad])}`;
+  };
+  const problem = isRecord(x) ? shapeProblem(x, { inFlight, last: route }) : 'must be an object';
+  return problem === undefined || !isRecord(x) ? problem : `.${problem}`;
+};
+
 const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:listening': { pid, address },
   'flotilla:shutdown-complete': { pid, ok: boolean },
   'flotilla:metrics': { final: boolean, metrics },
-  'flotilla:pong': { seq, rss: amount, requests: amount, elu: amount, delayP50Ms: amount, delayP99Ms: amount, delayMaxMs: amount },
-  'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH) },
+  'flotilla:pong': { seq, rss: amount, requests: amount, elu: amount, delayP50Ms: amount, delayP99Ms: amount, delayMaxMs: amount, routes },
+  'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH), routes },
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
   'flotilla:handoff-ack': { accepted: boolean },
+  'flotilla:first-request': { pid },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },

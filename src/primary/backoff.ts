@@ -27,11 +27,19 @@ export function backoffPolicyOf(c: ResolvedConfig['cluster']): BackoffPolicy {
 
 /**
  * Exponential restart delay with jitter, capped; reset once a worker stayed up
- * for `stableAfterMs`. Also detects a crash loop: `crashLoopFailures` early
- * failures within `crashLoopWindowMs`. Only a worker that died before it had
- * been up for `stableAfterMs` (boot failures and start-up timeouts included)
- * counts: a service that crashes on every 50th request after a stable start
- * is replaced for as long as it runs, and never makes the primary give up.
+ * for `stableAfterMs`. Also detects a crash loop: `crashLoopFailures` boot
+ * failures within `crashLoopWindowMs`. Only boot failures make a crash loop
+ * (gunicorn's rule: it never gives up on a worker that booted): a worker that
+ * died before it listened (a start-up timeout, a failed fork with nothing up),
+ * or listened and died younger than `stableAfterMs` without having received a
+ * single request. A worker that received requests and then died never counts,
+ * however young it was: one crashing request sent again and again must not stop
+ * the service. Its replacement still waits for the growing delay, so a storm of
+ * such requests cannot fork-bomb the host.
+ *
+ * @example
+ * const backoff = new Backoff(backoffPolicyOf(config.cluster));
+ * const { delayMs, crashLoop } = backoff.fail(Date.now(), upForMs, receivedRequests);
  */
 export class Backoff {
   readonly #policy: BackoffPolicy;
@@ -44,16 +52,20 @@ export class Backoff {
     this.#random = random;
   }
 
-  /** Records a failure at `now` of a worker that had been up for `upForMs` (0 if it never came up). */
-  fail(now: number, upForMs: number): { delayMs: number; crashLoop: boolean } {
+  /**
+   * Records a failure at `now` of a worker that had been up for `upForMs` (0 if it never came up) and
+   * had, or had not, received requests.
+   */
+  fail(now: number, upForMs: number, receivedRequests = false): { delayMs: number; crashLoop: boolean } {
     const { initialMs, maxMs, stableAfterMs, crashLoopFailures, crashLoopWindowMs } = this.#policy;
     const stable = upForMs >= stableAfterMs;
+    const bootFailure = !stable && !receivedRequests;
     if (stable) this.#consecutive = 0;
     this.#consecutive++;
     this.#failures = this.#failures.filter((t) => now - t < crashLoopWindowMs);
-    if (!stable) this.#failures.push(now);
+    if (bootFailure) this.#failures.push(now);
     const exponential = Math.min(maxMs, initialMs * 2 ** Math.min(this.#consecutive - 1, 30));
     const delayMs = Math.round(exponential * (0.5 + this.#random() / 2));
-    return { delayMs, crashLoop: !stable && this.#failures.length >= crashLoopFailures };
+    return { delayMs, crashLoop: bootFailure && this.#failures.length >= crashLoopFailures };
   }
 }

@@ -13,7 +13,7 @@ export interface WorkerVitals {
   rssBytes: number;
 }
 
-/** The primary's own metrics: workers up, restarts by reason, scrape completeness, per-worker vitals, its process. */
+/** The primary's own metrics: workers up, restarts by reason, deaths on requests by route, scrape completeness, per-worker vitals, its process. */
 export class PrimaryMetrics {
   readonly registry = new Registry();
   readonly workersUp = new Gauge({ name: 'flotilla_workers_up', help: 'Workers currently listening.', registers: [this.registry] });
@@ -26,6 +26,12 @@ export class PrimaryMetrics {
     name: 'flotilla_worker_restarts_total',
     help: 'Workers replaced after an unexpected exit, by reason.',
     labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly requestDeaths = new Counter({
+    name: 'flotilla_worker_request_deaths_total',
+    help: 'Workers that died after receiving requests, by the route blamed (route templates in flight, else the last to end; unknown if none was named).',
+    labelNames: ['route'],
     registers: [this.registry],
   });
   readonly scrapeMissing = new Gauge({

@@ -1,11 +1,12 @@
 import cluster, { type Worker } from 'node:cluster';
-import { describeInvalid, isFlotillaMessage, isWorkerMessage } from '../ipc/protocol.ts';
+import { describeInvalid, isFlotillaMessage, isWorkerMessage, type WorkerRoutes } from '../ipc/protocol.ts';
 import { exitReason } from './exit-reason.ts';
 import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
 import { emptySlots, resizeSlots, type Slot } from './slot.ts';
 import type { SupervisorOptions } from './supervisor-options.ts';
 import { forkWorker, retireWorker, untilListening } from './worker-process.ts';
+import { WorkerRequests } from './worker-requests.ts';
 import { WorkerWatch } from './worker-watch.ts';
 
 export type { SupervisorOptions } from './supervisor-options.ts';
@@ -16,13 +17,16 @@ export type { SupervisorOptions } from './supervisor-options.ts';
  * unexpectedly (with exponential backoff), stops answering (at once, then
  * kills it), fails to fork (retried with backoff), or outgrows its memory or
  * request budget (gracefully, the replacement listening first). Reports a
- * crash loop when workers keep dying early. Once `stopRestarting()` is
- * called, exits are final.
+ * crash loop when workers keep failing to boot; a worker that received
+ * requests and died is replaced, never counted towards it (see `backoff.ts`).
+ * Once `stopRestarting()` is called, exits are final.
  */
 export class Supervisor {
   #o: SupervisorOptions;
   readonly #restarts: RestartPolicy;
   readonly #watch: WorkerWatch;
+  /** Whether each worker received requests, and the routes it was serving: what its death is blamed on. */
+  readonly #requests = new WorkerRequests<Worker>();
   readonly #slots: Slot[];
   /** Every live worker and its slot: the slot's current worker, a replacement starting, or one retiring. */
   readonly #owners = new Map<Worker, Slot>();
@@ -227,6 +231,7 @@ export class Supervisor {
       return;
     }
     const slot = this.#owners.get(worker);
+    this.#requests.heard(worker, message);
     switch (message.type) {
       case 'flotilla:pong':
         this.#watch.answered(worker, message, this.#restarting && slot?.up === true);
@@ -280,7 +285,16 @@ export class Supervisor {
     this.#vacate(slot);
     const fields = { workerPid: worker.process.pid, silentMs };
     const message = 'worker stopped answering heartbeats (event loop stuck): starting a replacement, then killing it';
-    const failure = { slot: slot.index, reason: 'heartbeat-timeout', upForMs, level: 'error', message, fields, now: true } as const;
+    const failure = {
+      slot: slot.index,
+      reason: 'heartbeat-timeout',
+      upForMs,
+      level: 'error',
+      message,
+      fields,
+      now: true,
+      ...this.#requestsOf(worker),
+    } as const;
     if (this.#restarts.failed(failure) !== undefined) this.#fork(slot);
     worker.process.kill('SIGKILL');
   }
@@ -323,7 +337,13 @@ export class Supervisor {
     const { reason, likelyCause } = exitReason({ failure: slot.failure, code, signal, wasUp });
     const fields = { workerPid, code, signal, likelyCause };
     const message = 'worker exited unexpectedly: replacing it';
-    this.#restartLater(slot, this.#restarts.failed({ slot: slot.index, reason, upForMs, level: 'warn', message, fields }));
+    const failure = { slot: slot.index, reason, upForMs, level: 'warn', message, fields, ...this.#requestsOf(worker) } as const;
+    this.#restartLater(slot, this.#restarts.failed(failure));
+  }
+
+  /** What a failure of `worker` is judged on besides its age: whether it received requests, and what it was serving. */
+  #requestsOf(worker: Worker): { receivedRequests: boolean; routes: WorkerRoutes | undefined } {
+    return { receivedRequests: this.#requests.received(worker), routes: this.#requests.routes(worker) };
   }
 
   /** The slot has no worker any more. */

@@ -11,13 +11,15 @@ import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
+import { onFirstRequest } from './first-request.ts';
 import { HandedConnections } from './handed-connections.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
  * A cluster worker: builds the App from the config the primary validated,
  * runs the service's setup, listens, and from then on obeys the primary's
- * messages: it answers heartbeats with its vital signs, pushes a metrics
+ * messages: it answers heartbeats with its vital signs and the routes it is
+ * serving, tells it when the first request arrives, pushes a metrics
  * snapshot every `cluster.metricsIntervalMs` (and a final one before it
  * exits), and shuts down when told. Signals aimed at the whole process group
  * (a terminal's Ctrl-C) are ignored: shutdown comes from the primary only, so
@@ -53,6 +55,8 @@ const send = (message: WorkerMessage, then?: () => void) => {
   else then?.();
 };
 let shuttingDown = false;
+// a worker that received requests and died is no boot failure: the primary must know it before any heartbeat
+onFirstRequest(() => send(msg.firstRequest(process.pid)));
 
 startWatchdog(
   {
@@ -70,7 +74,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const fatal = (kind: string) => (error: unknown) => {
   app.logger.fatal({ err: error }, `${kind}: the worker exits and the primary replaces it`);
-  send(msg.fatal(process.pid, error instanceof Error ? error.message : String(error)), () => process.exit(1));
+  // the routes being served name the request that killed it (the primary counts such deaths by route)
+  send(msg.fatal(process.pid, error instanceof Error ? error.message : String(error), app.requestRoutes()), () => process.exit(1));
   setTimeout(() => process.exit(1), 1_000).unref();
 };
 process.on('uncaughtException', fatal('uncaught exception'));
@@ -131,7 +136,7 @@ process.on('message', (message: unknown, handle: unknown) => {
       handed?.end();
       break;
     case 'flotilla:ping':
-      send(msg.pong(message.seq, vitals.sample()));
+      send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));
       break;
     case 'flotilla:shutdown':
       void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);

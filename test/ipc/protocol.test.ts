@@ -7,6 +7,8 @@ import {
   isPrimaryMessage,
   isWorkerMessage,
   MAX_MESSAGE_LENGTH,
+  MAX_ROUTE_LENGTH,
+  MAX_ROUTES,
   type MetricFamily,
   msg,
   PROTOCOL_VERSION,
@@ -36,6 +38,8 @@ const METRICS: MetricFamily[] = [
 ];
 
 const VITALS = { rss: 90_000_000, requests: 12, elu: 0.25, delayP50Ms: 10.1, delayP99Ms: 12.5, delayMaxMs: 40 };
+const ROUTES = { inFlight: ['/books/:id', 'unmatched'], last: '/health' };
+const NO_ROUTES = { inFlight: [], last: '' };
 
 const WORKER: WorkerMessage[] = [
   msg.listening(123, { host: '0.0.0.0', port: 3000 }),
@@ -47,8 +51,11 @@ const WORKER: WorkerMessage[] = [
   msg.metrics([]),
   msg.pong(0, VITALS),
   msg.pong(Number.MAX_SAFE_INTEGER, { rss: 0, requests: 0, elu: 0, delayP50Ms: 0, delayP99Ms: 0, delayMaxMs: 0 }),
+  msg.pong(1, VITALS, ROUTES),
   msg.fatal(123, 'boom'),
   msg.fatal(123, ''),
+  msg.fatal(123, 'boom', ROUTES),
+  msg.firstRequest(123),
   msg.bootFailed(123, 'service', 'the service module threw: boom'),
   msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
   msg.bootFailed(123, 'service', ''),
@@ -83,7 +90,8 @@ test('the message shapes are the documented ones', () => {
   assert.deepEqual(msg.ping(3), { v: 3, type: 'flotilla:ping', seq: 3 });
   assert.deepEqual(msg.metrics([]), { v: 3, type: 'flotilla:metrics', final: false, metrics: [] });
   assert.deepEqual(msg.metrics(METRICS, true), { v: 3, type: 'flotilla:metrics', final: true, metrics: METRICS });
-  assert.deepEqual(msg.pong(3, VITALS), { v: 3, type: 'flotilla:pong', seq: 3, ...VITALS });
+  assert.deepEqual(msg.pong(3, VITALS), { v: 3, type: 'flotilla:pong', seq: 3, ...VITALS, routes: NO_ROUTES });
+  assert.deepEqual(msg.pong(3, VITALS, ROUTES), { v: 3, type: 'flotilla:pong', seq: 3, ...VITALS, routes: ROUTES });
   assert.deepEqual(msg.bootFailed(7, 'address-in-use', 'taken'), {
     v: 3,
     type: 'flotilla:boot-failed',
@@ -91,12 +99,25 @@ test('the message shapes are the documented ones', () => {
     kind: 'address-in-use',
     message: 'taken',
   });
-  assert.deepEqual(msg.fatal(7, 'boom'), { v: 3, type: 'flotilla:fatal', pid: 7, message: 'boom' });
+  assert.deepEqual(msg.fatal(7, 'boom'), { v: 3, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
+  assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 3, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
+  assert.deepEqual(msg.firstRequest(7), { v: 3, type: 'flotilla:first-request', pid: 7 });
 });
 
 test('a pong carries the vitals and nothing else, whatever object they come in', () => {
   const pong = msg.pong(1, { ...VITALS, extra: 'not sent' } as typeof VITALS);
-  assert.deepEqual(Object.keys(pong).sort(), ['delayMaxMs', 'delayP50Ms', 'delayP99Ms', 'elu', 'requests', 'rss', 'seq', 'type', 'v']);
+  assert.deepEqual(Object.keys(pong).sort(), [
+    'delayMaxMs',
+    'delayP50Ms',
+    'delayP99Ms',
+    'elu',
+    'requests',
+    'routes',
+    'rss',
+    'seq',
+    'type',
+    'v',
+  ]);
   assert.ok(isWorkerMessage(pong), describeInvalid(pong));
 });
 
@@ -113,12 +134,25 @@ test('fatal and boot-failure messages are truncated so that they stay valid', ()
   );
 });
 
+test('routes are bounded so that pongs and fatal messages stay valid', () => {
+  const many = { inFlight: Array.from({ length: MAX_ROUTES * 2 }, (_, i) => `/r${i}`), last: 'x'.repeat(MAX_ROUTE_LENGTH * 2) };
+  for (const m of [msg.pong(1, VITALS, many), msg.fatal(1, 'boom', many)]) {
+    assert.equal(m.routes.inFlight.length, MAX_ROUTES);
+    assert.equal(m.routes.last.length, MAX_ROUTE_LENGTH);
+    assert.ok(m.routes.last.endsWith('…'));
+    assert.ok(isWorkerMessage(m), describeInvalid(m));
+  }
+  const long = msg.fatal(1, 'boom', { inFlight: ['y'.repeat(MAX_ROUTE_LENGTH + 1)], last: '' });
+  assert.equal(long.routes.inFlight[0]?.length, MAX_ROUTE_LENGTH);
+});
+
 test('mutated messages fail without throwing, with a reason', () => {
   const listening = msg.listening(123, { host: 'h', port: 3000 });
   const pong = msg.pong(7, VITALS);
   const ping = msg.ping(7);
   const metrics = msg.metrics(METRICS);
   const bootFailed = msg.bootFailed(123, 'service', 'boom');
+  const fatal = msg.fatal(123, 'boom', ROUTES);
   const cases: [unknown, RegExp][] = [
     [{ ...listening, v: 2 }, /^flotilla:listening: v must be 3$/],
     [{ ...listening, v: 4 }, /^flotilla:listening: v must be 3$/],
@@ -161,10 +195,22 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...pong, delayP99Ms: null }, /^flotilla:pong: delayP99Ms must be a finite number >= 0$/],
     [{ ...pong, delayMaxMs: 10n }, /^flotilla:pong: delayMaxMs must be a finite number >= 0$/],
     [
-      { v: 3, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0 },
+      { v: 3, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, routes: ROUTES },
       /^flotilla:pong: delayMaxMs is missing$/,
     ],
     [{ ...pong, cpu: 1 }, /^flotilla:pong: unexpected field "cpu"$/],
+    [{ ...VITALS, v: 3, type: 'flotilla:pong', seq: 1 }, /^flotilla:pong: routes is missing$/],
+    [{ ...pong, routes: [] }, /^flotilla:pong: routes must be an object$/],
+    [{ ...pong, routes: { inFlight: [] } }, /^flotilla:pong: routes\.last is missing$/],
+    [{ ...pong, routes: { ...ROUTES, extra: 1 } }, /^flotilla:pong: routes\.unexpected field "extra"$/],
+    [{ ...fatal, routes: { ...ROUTES, inFlight: '/a' } }, /^flotilla:fatal: routes\.inFlight must be an array of at most 32 routes$/],
+    [{ ...fatal, routes: { ...ROUTES, inFlight: Array(MAX_ROUTES + 1).fill('/a') } }, /routes\.inFlight must be an array of at most/],
+    [{ ...fatal, routes: { ...ROUTES, inFlight: ['/a', 7] } }, /^flotilla:fatal: routes\.inFlight\[1\] must be a string of 0 to 1024/],
+    [{ ...fatal, routes: { ...ROUTES, last: 'x'.repeat(MAX_ROUTE_LENGTH + 1) } }, /^flotilla:fatal: routes\.last must be a string/],
+    [{ v: 3, type: 'flotilla:fatal', pid: 1, message: 'boom' }, /^flotilla:fatal: routes is missing$/],
+    [{ v: 3, type: 'flotilla:first-request' }, /^flotilla:first-request: pid is missing$/],
+    [{ ...msg.firstRequest(1), pid: 0 }, /^flotilla:first-request: pid must be a positive integer$/],
+    [{ ...msg.firstRequest(1), requests: 1 }, /^flotilla:first-request: unexpected field "requests"$/],
     [{ ...bootFailed, kind: 'crash' }, /^flotilla:boot-failed: kind must be 'service', 'address-in-use' or 'config'$/],
     [{ ...bootFailed, kind: 'Service' }, /^flotilla:boot-failed: kind must be/],
     [{ ...bootFailed, kind: undefined }, /^flotilla:boot-failed: kind must be/],
@@ -278,6 +324,7 @@ test('property: arbitrary values never make a guard throw, and only valid messag
     'flotilla:pong',
     'flotilla:fatal',
     'flotilla:boot-failed',
+    'flotilla:first-request',
   ]);
   const primary = new Set<string>(['flotilla:shutdown', 'flotilla:ping']);
   const removed = ['flotilla:metrics-request', 'flotilla:metrics-response'];
@@ -298,6 +345,7 @@ test('property: arbitrary values never make a guard throw, and only valid messag
       delayP50Ms: amount(),
       delayP99Ms: amount(),
       delayMaxMs: amount(),
+      routes: fc.oneof(fc.constant(ROUTES), fc.record({ inFlight: fc.array(fc.string()), last: fc.string() }), fc.anything()),
       kind: fc.oneof(fc.constantFrom('service', 'address-in-use', 'config'), fc.anything()),
       message: fc.string(),
       address: fc.oneof(fc.record({ host: fc.string(), port: fc.integer() }), fc.anything()),

@@ -81,3 +81,29 @@ describe('Backoff', () => {
     t.assert.strictEqual(backoff.fail(101, POLICY.stableAfterMs - 1).crashLoop, true, 'a second early death: a loop');
   });
 });
+
+describe('Backoff: only boot failures make a crash loop', () => {
+  test('a young worker that received requests never counts, however many die', (t: TestContext) => {
+    const backoff = new Backoff({ ...POLICY, crashLoopFailures: 2 }, noJitter);
+    const loops = Array.from({ length: 50 }, (_, i) => backoff.fail(i, 10, true).crashLoop);
+    t.assert.ok(
+      loops.every((l) => !l),
+      'fifty deaths on requests within a second, each worker up for 10 ms: no crash loop',
+    );
+  });
+
+  test('a young worker that received no request counts, and so does one that never came up', (t: TestContext) => {
+    const backoff = new Backoff({ ...POLICY, crashLoopFailures: 3 }, noJitter);
+    t.assert.strictEqual(backoff.fail(0, 10, false).crashLoop, false, 'listened 10 ms, no request');
+    t.assert.strictEqual(backoff.fail(1, 0, true).crashLoop, false, 'deaths on requests in between change nothing');
+    t.assert.strictEqual(backoff.fail(2, 0).crashLoop, false, 'a boot failure');
+    t.assert.strictEqual(backoff.fail(3, POLICY.stableAfterMs - 1).crashLoop, true, 'the third boot failure in the window');
+  });
+
+  test('deaths on requests are still backed off: the delay keeps growing until a worker is stable', (t: TestContext) => {
+    const backoff = new Backoff(POLICY, noJitter);
+    const grown = Array.from({ length: 8 }, (_, i) => backoff.fail(i, 10, true).delayMs);
+    t.assert.deepStrictEqual(grown, [100, 200, 400, 800, 1_600, 3_200, 5_000, 5_000]);
+    t.assert.strictEqual(backoff.fail(9, POLICY.stableAfterMs, true).delayMs, 100, 'a stable worker resets it');
+  });
+});

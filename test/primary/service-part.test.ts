@@ -18,6 +18,7 @@ const absent: Record<NotInThePrimary, true> = {
   inject: true,
   openapi: true,
   metricsPort: true,
+  requestRoutes: true,
   [Symbol.asyncDispose]: true,
 };
 

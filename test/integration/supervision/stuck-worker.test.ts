@@ -31,6 +31,8 @@ test('a worker stuck in an endless loop is replaced, its stack logged, its proce
   );
   t.assert.strictEqual(found['workerPid'], stuck);
   t.assert.ok((found['silentMs'] as number) >= 2_000);
+  // its first request told the primary before the handler blocked: no boot failure, however young it was
+  t.assert.strictEqual(found['receivedRequests'], true);
   const replacement = await cluster.waitFor(
     (l) => l.msg === 'worker listening' && l['slot'] === found['slot'] && l['workerPid'] !== stuck,
     'the replacement',

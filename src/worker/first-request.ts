@@ -1,0 +1,24 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+
+/** Node's own channel: published for every request a node:http server receives, before its handler runs. */
+const CHANNEL = 'http.server.request.start';
+
+/**
+ * Calls `then` once, as the process's first HTTP request arrives, before the
+ * App's handler runs: a worker tells the primary it served requests even when
+ * the very first one kills it. Nothing is left on the request path afterwards.
+ *
+ * @example
+ * onFirstRequest(() => process.send?.(msg.firstRequest(process.pid)));
+ */
+export function onFirstRequest(then: () => void): void {
+  let seen = false;
+  const first = () => {
+    if (seen) return;
+    seen = true;
+    // not while the channel is publishing: the other subscribers of this request still get it
+    queueMicrotask(() => unsubscribe(CHANNEL, first));
+    then();
+  };
+  subscribe(CHANNEL, first);
+}
