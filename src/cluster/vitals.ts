@@ -5,6 +5,8 @@ import type { PongMessage } from '../ipc/protocol.ts';
 export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>;
 
 const NS_PER_MS = 1e6;
+/** Above this event-loop utilization over a heartbeat interval, the loop is busy enough to measure its delay finely. */
+const BUSY_ELU = 0.02;
 
 /**
  * What a worker tells the primary with every heartbeat: its resident memory,
@@ -13,6 +15,11 @@ const NS_PER_MS = 1e6;
  * loop was since the previous sample (utilization, delay percentiles). The
  * primary recycles on the first two and exports the others per worker.
  *
+ * The delay is sampled every 10 ms (a libuv timer) only while the loop has
+ * work: from the first request after an idle interval, or once an interval's
+ * utilization passed 2 %, until an interval with neither. An idle process
+ * thus has no 100-per-second wake-up for it, and its delay is 0.
+ *
  * @example
  * const vitals = new Vitals();
  * process.send(msg.pong(seq, vitals.sample()));
@@ -20,13 +27,32 @@ const NS_PER_MS = 1e6;
 export class Vitals {
   #requests = 0;
   #elu = performance.eventLoopUtilization();
+  /** Requests at the previous sample. */
+  #sampled = 0;
   readonly #delay = monitorEventLoopDelay({ resolution: 10 });
+  #measuring = false;
+
+  #finished = 0;
 
   constructor() {
     subscribe('http.server.request.start', () => {
       this.#requests++;
+      if (!this.#measuring) this.#measure(true);
     });
-    this.#delay.enable();
+    subscribe('http.server.response.finish', () => {
+      this.#finished++;
+    });
+  }
+
+  /** Grows with every request that starts or whose response ends: unchanged, nothing was counted meanwhile. */
+  get activity(): number {
+    return this.#requests + this.#finished;
+  }
+
+  #measure(on: boolean): void {
+    this.#measuring = on;
+    if (on) this.#delay.enable();
+    else this.#delay.disable();
   }
 
   /** The vital signs since the previous call (the first: since construction). */
@@ -44,6 +70,8 @@ export class Vitals {
       delayMaxMs: empty ? 0 : d.max / NS_PER_MS,
     };
     d.reset();
+    this.#measure(vitals.requests !== this.#sampled || vitals.elu > BUSY_ELU);
+    this.#sampled = vitals.requests;
     return vitals;
   }
 }

@@ -169,6 +169,15 @@ export interface HandoffEndMessage {
   type: 'flotilla:handoff-end';
 }
 
+/**
+ * Service thread → primary: the service registered no scheduler and no shutdown hook for the primary,
+ * so its thread has nothing to do and ends (its isolate's memory is returned); not a failure.
+ */
+export interface ServiceIdleMessage {
+  v: V;
+  type: 'flotilla:service-idle';
+}
+
 export type WorkerMessage =
   | ListeningMessage
   | ShutdownCompleteMessage
@@ -177,7 +186,8 @@ export type WorkerMessage =
   | FatalMessage
   | BootFailedMessage
   | HandoffAckMessage
-  | FirstRequestMessage;
+  | FirstRequestMessage
+  | ServiceIdleMessage;
 export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
@@ -240,6 +250,7 @@ export const msg = {
   connection: (head: string): ConnectionMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:connection', head }),
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
+  serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
 } as const;
 
 function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
@@ -300,6 +311,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:fatal': { pid, message: string(0, MAX_MESSAGE_LENGTH), routes },
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
   'flotilla:handoff-ack': { accepted: boolean },
+  'flotilla:service-idle': {},
   'flotilla:first-request': { pid },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {

@@ -11,6 +11,14 @@ let processMetrics: Registry | undefined;
  */
 const TOTAL_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
+/**
+ * prom-client samples the event loop's delay (`nodejs_eventloop_lag_*`) with a libuv timer every this
+ * many ms: its default of 10 wakes an idle process 100 times a second. Once a second still records a
+ * blocked loop (a late timer is a sample as long as the block); flotilla's per-worker delay gauges come
+ * from the heartbeat's vitals (`src/cluster/vitals.ts`), sampled finely while the worker is busy.
+ */
+export const EVENT_LOOP_MONITORING_MS = 1_000;
+
 /** Removes prom-client's `nodejs_active_*_total` gauges (named with `prefix`) from a registry `collectDefaultMetrics` filled. */
 export function withoutTotalGauges(registry: Registry, prefix = ''): void {
   for (const name of TOTAL_GAUGES) registry.removeSingleMetric(`${prefix}${name}`);
@@ -23,7 +31,7 @@ export function withoutTotalGauges(registry: Registry, prefix = ''): void {
 export function registerProcessMetrics(registry: Registry): void {
   if (processMetrics === undefined) {
     processMetrics = new Registry();
-    collectDefaultMetrics({ register: processMetrics });
+    collectDefaultMetrics({ register: processMetrics, eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS });
     withoutTotalGauges(processMetrics);
   }
   // getMetricsAsArray() gives the metric objects themselves; prom-client's typings only describe their fields

@@ -43,6 +43,11 @@ export class ClusterExposition {
     this.#changed(this.#store.update(key, families));
   }
 
+  /** A process answered a heartbeat: its last snapshot is current (see `MetricsStore.touch`). */
+  touch(key: string): void {
+    this.#store.touch(key);
+  }
+
   /** A process is gone: its counters stay in the sums. */
   retire(key: string): void {
     this.#store.retire(key);

@@ -87,6 +87,16 @@ export class MetricsStore {
   }
 
   /**
+   * A live process answered (a heartbeat): its last snapshot is still its current one. Processes
+   * push a snapshot only when their counters moved (and an idle one now and then), so staleness counts
+   * from the last sign of life, not from the last snapshot.
+   */
+  touch(key: string, at: number = this.#now()): void {
+    const live = this.#live.get(key);
+    if (live?.families !== undefined) live.at = at;
+  }
+
+  /**
    * A live process's latest snapshot, replacing its previous one (joining the
    * process if it has not joined). The families are kept, not copied: do not
    * change them. False, and nothing changes, when `key` was retired (lately)

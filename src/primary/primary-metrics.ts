@@ -1,5 +1,5 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { withoutTotalGauges } from '../metrics/process-metrics.ts';
+import { EVENT_LOOP_MONITORING_MS, withoutTotalGauges } from '../metrics/process-metrics.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
 
 /** The sample of a worker's vitals the primary exports per slot (from its heartbeat answers). */
@@ -78,7 +78,7 @@ export class PrimaryMetrics {
   readonly #heartbeatAge = this.#perWorker('flotilla_worker_heartbeat_age_seconds', 'Time since the worker last answered a heartbeat.');
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry, prefix: 'flotilla_primary_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'flotilla_primary_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS });
     withoutTotalGauges(this.registry, 'flotilla_primary_');
   }
 

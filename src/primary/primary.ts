@@ -127,6 +127,7 @@ export class Primary {
       },
       onMessage: (worker, message) => {
         if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
+        else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
       },
@@ -221,6 +222,7 @@ export class Primary {
         if (families !== undefined) this.#exposition.update(key, families);
         else this.#exposition.retire(key);
       },
+      onAlive: (thread) => this.#exposition.touch(`service:${host}.${thread}`),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
     });
     this.#host.start();

@@ -22,6 +22,8 @@ export interface ServiceHostOptions {
    * is gone (its counters stay in the sums).
    */
   onMetrics(thread: number, families: readonly MetricFamily[] | undefined): void;
+  /** The `thread`-th thread answered a heartbeat: its last snapshot is current (it pushes one only on a change). */
+  onAlive?(thread: number): void;
   /** The thread keeps failing early: the primary gives up. */
   onCrashLoop(): void;
 }
@@ -50,6 +52,8 @@ export class ServiceHost {
   #restartTimer: NodeJS.Timeout | undefined;
   #closing: Promise<void> | undefined;
   #clean = true;
+  /** The service has nothing to run in the primary: its thread ended on purpose (`flotilla:service-idle`). */
+  #idle = false;
 
   constructor(options: ServiceHostOptions) {
     this.#o = options;
@@ -110,14 +114,21 @@ export class ServiceHost {
     let failure: unknown;
     thread.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
-      if (message.type === 'flotilla:pong') this.#heartbeat.answered(thread);
-      else if (message.type === 'flotilla:metrics') {
+      if (message.type === 'flotilla:pong') {
+        this.#heartbeat.answered(thread);
+        this.#o.onAlive?.(generation);
+      } else if (message.type === 'flotilla:metrics') {
         if (this.#startedAt === 0) {
           this.#startedAt = Date.now();
           this.#heartbeat.watch(thread);
         }
         this.#o.onMetrics(generation, message.metrics);
       } else if (message.type === 'flotilla:shutdown-complete') this.#clean &&= message.ok;
+      else if (message.type === 'flotilla:service-idle') {
+        this.#idle = true;
+        this.#heartbeat.unwatch(thread);
+        logger.info('the service registers no scheduler and no shutdown hook for the primary: its thread ends');
+      }
     });
     thread.on('error', (error) => {
       failure = error;
@@ -126,7 +137,7 @@ export class ServiceHost {
       this.#heartbeat.unwatch(thread);
       this.#thread = undefined;
       this.#o.onMetrics(generation, undefined);
-      if (this.#closing !== undefined) return;
+      if (this.#closing !== undefined || this.#idle) return;
       const upForMs = this.#startedAt === 0 ? 0 : Date.now() - this.#startedAt;
       const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), upForMs);
       if (crashLoop) {

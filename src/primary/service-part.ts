@@ -84,6 +84,11 @@ export class ServicePart implements Registrar {
 
   setNotFoundHandler(_handler: NotFoundHandler): void {}
 
+  /** Nothing to run in the primary: no scheduler and no shutdown hook (the service thread then ends). */
+  get idle(): boolean {
+    return this.#schedulers.length === 0 && this.#hooks.length === 0;
+  }
+
   registerScheduler(scheduler: Scheduler): void {
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => (this.#running === undefined ? scheduler.stop(signal) : this.#running.stop(scheduler, signal)));

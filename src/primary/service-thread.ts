@@ -32,9 +32,15 @@ const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thr
 const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);
 
+/** The last snapshot pushed: an unchanged one is not pushed again (the primary keeps the last one). */
+let pushed = '';
 const pushMetrics = async (final: boolean) => {
   try {
-    post(msg.metrics(toMetricFamilies(await part.registry.getMetricsAsJSON()), final));
+    const families = toMetricFamilies(await part.registry.getMetricsAsJSON());
+    const text = JSON.stringify(families);
+    if (text === pushed && !final) return;
+    pushed = text;
+    post(msg.metrics(families, final));
   } catch (error) {
     part.logger.error({ err: error }, 'metrics collection failed');
   }
@@ -58,6 +64,13 @@ port.on('message', (message: unknown) => {
 
 // the setup is typed for an App; the part has its registration API (see service-part.ts)
 await (await loadService<App>(servicePath))(part as unknown as App);
+if (part.idle) {
+  // nothing to run here: the last snapshot (the service's own metrics, if any), then the thread ends
+  clearInterval(pushing);
+  await pushMetrics(true);
+  post(msg.serviceIdle());
+  process.exit(0);
+}
 await part.start();
 // the first snapshot tells the host that the schedulers started
 void pushMetrics(false);

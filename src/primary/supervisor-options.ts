@@ -27,7 +27,7 @@ export interface SupervisorOptions {
   metrics: PrimaryMetrics;
   /** Too many early failures in the window: the primary gives up. */
   onCrashLoop(): void;
-  /** Every message from a worker that the supervisor itself does not handle. */
+  /** Every valid message from a worker, after the supervisor handled its own part of it. */
   onMessage(worker: Worker, message: WorkerMessage): void;
   /** The first worker is listening. */
   onFirstListening(address: { host: string; port: number }): void;

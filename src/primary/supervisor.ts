@@ -235,7 +235,7 @@ export class Supervisor {
     switch (message.type) {
       case 'flotilla:pong':
         this.#watch.answered(worker, message, this.#restarting && slot?.up === true);
-        return;
+        break;
       case 'flotilla:listening':
         if (slot?.worker === worker) {
           clearTimeout(slot.startupTimer);

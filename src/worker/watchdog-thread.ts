@@ -3,10 +3,10 @@
  * beside the worker's main thread and does two things the main thread cannot
  * do while its event loop is blocked:
  *
- * - **No orphans.** Every 200 ms it compares `process.ppid` with the
- *   primary's pid. Once the primary is gone (killed with SIGKILL, say), the
+ * - **No orphans.** At each beat (a second by default) it compares `process.ppid`
+ *   with the primary's pid. Once the primary is gone (killed with SIGKILL, say), the
  *   main thread normally sees the IPC channel close and shuts down gracefully;
- *   if the main thread is stuck (no beat for a second), or its shutdown
+ *   if the main thread is stuck (no beat for 4 beats), or its shutdown
  *   overruns the grace period, the watchdog SIGKILLs its own process.
  * - **Where is it stuck?** When the main thread misses its beat for
  *   `blockedLogMs`, the watchdog pauses it through the inspector (a V8
@@ -23,9 +23,10 @@ import type { WatchdogData } from './watchdog.ts';
 
 const data = workerData as WatchdogData;
 const beat = new Float64Array(data.beat);
-const CHECK_MS = 200;
+/** As often as the main thread beats (see `beatInterval` in watchdog.ts). */
+const CHECK_MS = data.beatMs;
 /** A main thread without a beat for this long is stuck, not slow to react to the primary's exit. */
-const STUCK_MS = 1_000;
+const STUCK_MS = 4 * data.beatMs;
 const MAX_FRAMES = 20;
 /** A log line stays under the pipe's atomic write size (4096 bytes on Linux). */
 const MAX_LINE = 4000;

@@ -12,9 +12,18 @@ export interface WatchdogData {
   orphanGraceMs: number;
   /** The fields of the worker's log lines (`service`, `pid`, `worker`). */
   bindings: Record<string, unknown>;
+  /** The beat's period (see `beatInterval`). */
+  beatMs: number;
 }
 
-const BEAT_MS = 250;
+/**
+ * How often the main thread writes its beat and the watchdog thread looks at it: a quarter of
+ * `blockedLogMs`, between 250 ms and a second. With the default heartbeat timeout (10 s, so
+ * `blockedLogMs` 5 s) once a second each: an idle worker wakes twice a second for its watchdog.
+ */
+export function beatInterval(blockedLogMs: number): number {
+  return Math.min(1_000, Math.max(250, Math.floor(blockedLogMs / 4)));
+}
 
 /**
  * Starts the worker's watchdog thread (see `watchdog-thread.ts`) and the main
@@ -25,15 +34,16 @@ const BEAT_MS = 250;
  * @example
  * startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings }, (err) => log.error({ err }));
  */
-export function startWatchdog(options: Omit<WatchdogData, 'beat'>, onError: (error: Error) => void): void {
+export function startWatchdog(options: Omit<WatchdogData, 'beat' | 'beatMs'>, onError: (error: Error) => void): void {
   const beat = new SharedArrayBuffer(8);
   const cell = new Float64Array(beat);
   cell[0] = Date.now();
+  const beatMs = beatInterval(options.blockedLogMs);
   setInterval(() => {
     cell[0] = Date.now();
-  }, BEAT_MS).unref();
+  }, beatMs).unref();
   const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const data: WatchdogData = { ...options, beat };
+  const data: WatchdogData = { ...options, beat, beatMs };
   const thread = new Worker(new URL(`./watchdog-thread${ext}`, import.meta.url), {
     workerData: data,
     // a few timers and, once per stall, an inspector session; the old generation must also hold Node's

@@ -88,6 +88,8 @@ const bootFailed = (kind: BootFailedMessage['kind'], message: string, error: unk
   setTimeout(() => process.exit(1), 1_000).unref();
 };
 
+/** An idle worker's snapshot is pushed this many `cluster.metricsIntervalMs` apart (its counters have not moved). */
+const IDLE_PUSH_INTERVALS = 10;
 const pushMetrics = async (final: boolean) => {
   try {
     send(msg.metrics(toMetricFamilies(await app.registry.getMetricsAsJSON()), final));
@@ -95,7 +97,16 @@ const pushMetrics = async (final: boolean) => {
     app.logger.error({ err: error }, 'metrics collection failed');
   }
 };
-setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs).unref();
+// a snapshot when requests started or ended since the last one; an idle worker's (process metrics only)
+// every IDLE_PUSH_INTERVALS intervals: collecting them costs a millisecond, and the primary's merge more
+let pushedAt = { activity: -1, tick: 0 };
+let tick = 0;
+setInterval(() => {
+  tick++;
+  if (vitals.activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
+  pushedAt = { activity: vitals.activity, tick };
+  void pushMetrics(false);
+}, config.cluster.metricsIntervalMs).unref();
 
 /** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
 const LINGER_MS = 1_000;

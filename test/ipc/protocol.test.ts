@@ -56,11 +56,22 @@ const WORKER: WorkerMessage[] = [
   msg.fatal(123, ''),
   msg.fatal(123, 'boom', ROUTES),
   msg.firstRequest(123),
+  msg.handoffAck(true),
+  msg.handoffAck(false),
+  msg.serviceIdle(),
   msg.bootFailed(123, 'service', 'the service module threw: boom'),
   msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
   msg.bootFailed(123, 'service', ''),
 ];
-const PRIMARY: PrimaryMessage[] = [msg.shutdown(Date.now() + 10_000), msg.shutdown(0, true), msg.ping(0), msg.ping(42)];
+const PRIMARY: PrimaryMessage[] = [
+  msg.shutdown(Date.now() + 10_000),
+  msg.shutdown(0, true),
+  msg.ping(0),
+  msg.ping(42),
+  msg.connection(''),
+  msg.connection(Buffer.from('GET / HTTP/1.1\r\n').toString('base64')),
+  msg.handoffEnd(),
+];
 
 /** What a message looks like after crossing the IPC channel (JSON serialization). */
 const overIpc = (m: unknown): unknown => JSON.parse(JSON.stringify(m));
@@ -325,8 +336,10 @@ test('property: arbitrary values never make a guard throw, and only valid messag
     'flotilla:fatal',
     'flotilla:boot-failed',
     'flotilla:first-request',
+    'flotilla:handoff-ack',
+    'flotilla:service-idle',
   ]);
-  const primary = new Set<string>(['flotilla:shutdown', 'flotilla:ping']);
+  const primary = new Set<string>(['flotilla:shutdown', 'flotilla:ping', 'flotilla:connection', 'flotilla:handoff-end']);
   const removed = ['flotilla:metrics-request', 'flotilla:metrics-response'];
   const amount = () => fc.oneof(fc.double(), fc.nat(), fc.anything());
   const messageLike = fc.record(
@@ -347,6 +360,8 @@ test('property: arbitrary values never make a guard throw, and only valid messag
       delayMaxMs: amount(),
       routes: fc.oneof(fc.constant(ROUTES), fc.record({ inFlight: fc.array(fc.string()), last: fc.string() }), fc.anything()),
       kind: fc.oneof(fc.constantFrom('service', 'address-in-use', 'config'), fc.anything()),
+      accepted: fc.oneof(fc.boolean(), fc.anything()),
+      head: fc.oneof(fc.base64String(), fc.anything()),
       message: fc.string(),
       address: fc.oneof(fc.record({ host: fc.string(), port: fc.integer() }), fc.anything()),
       metrics: fc.oneof(fc.constant(METRICS), fc.anything()),

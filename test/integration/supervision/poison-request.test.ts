@@ -8,21 +8,25 @@ const DEATHS = 10;
 
 test('ten crashing requests right after start-up leave the cluster serving: deaths on requests are no crash loop', async (t: TestContext) => {
   // crashLoopFailures is 4 in the tests' base config and stableAfterMs its default (30 s): every worker that dies here
-  // is young, and ten young deaths that counted would end the cluster at the fourth. A fixed port: when both workers
-  // are down at once node:cluster closes the listening socket, and binds the same port again for the next one
+  // is young, and ten young deaths that counted would end the cluster at the fourth. A fixed port: with balancing:
+  // kernel, when both workers are down at once nothing listens, and the next one binds the same port again
   const cluster = startCluster(t, { config: { port: await freePort() } });
   const { appPort, metricsPort } = await cluster.ready();
 
-  /** GET /throw-async; when no worker is up (the port refused it), again once the next one listens. */
+  /**
+   * GET /throw-async; when no worker is up (the primary answered 503 once the request waited past its queue's
+   * deadline, or with balancing: kernel the port refused it), again once the next one listens.
+   */
   const poisonRequest = async (): Promise<Reply> => {
     for (;;) {
       const listened = cluster.lines.filter(byMsg('worker listening')).length;
       try {
-        return await get(appPort, '/throw-async');
+        const reply = await get(appPort, '/throw-async');
+        if (reply.status !== 503) return reply;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw error;
-        await cluster.waitForCount(byMsg('worker listening'), listened + 1, 'a replacement listening');
       }
+      await cluster.waitForCount(byMsg('worker listening'), listened + 1, 'a replacement listening');
     }
   };
 
