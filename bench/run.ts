@@ -10,6 +10,8 @@
 import { availableParallelism } from 'node:os';
 import { buildBaseline, buildCompiled, resolveRevision } from './lib/build.ts';
 import { CONTENDERS, type Contender, roundOrder, runsIn, SCENARIOS } from './lib/contenders.ts';
+import { FOOTPRINT_NOISY_PCT, runFootprint, SETTLE_MS, WARMUP_REQUESTS } from './lib/footprint.ts';
+import { writeFootprintReport } from './lib/footprint-report.ts';
 import { loadRun, type Run } from './lib/load.ts';
 import { machineMeta } from './lib/meta.ts';
 import { scrapeWithStuckWorker, snapshotCost } from './lib/metrics-cost.ts';
@@ -46,6 +48,32 @@ if (opts.profile !== undefined) {
   const contender = CONTENDERS.find((c) => c.name === opts.profile);
   if (contender === undefined) throw new Error(`no contender '${opts.profile}': ${CONTENDERS.map((c) => c.name).join(', ')}`);
   for (const s of scenarios) log(`\n${await profileContender(contender, s, Math.max(opts.durationS, 10), opts.connections, pin)}\n`);
+  process.exit(0);
+}
+
+if (opts.footprint) {
+  const busy = await waitQuiet(30, 0.1, (b) => log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`));
+  if (busy >= 0.1) log(`the machine is still ${Math.round(busy * 100)} % busy: expect noisy numbers`);
+  log(`footprint: flotilla cluster and Fastify in node:cluster, ${opts.rounds} rounds`);
+  const measured = await runFootprint({ rounds: opts.rounds, strace: opts.footprintStrace, log });
+  const { wrk: _, ...machine } = machineMeta('');
+  const meta = {
+    ...machine,
+    rounds: opts.rounds,
+    servers: opts.source ? 'servers from the .ts sources' : 'servers compiled to JavaScript',
+    warmupRequests: WARMUP_REQUESTS,
+    settleMs: SETTLE_MS,
+    busyAtStartPct: Math.round(busy * 100),
+    notes: [
+      'Idle CPU: utime + stime from /proc/<pid>/stat of every process of the tree (the started process and its descendants), in % of one core over the window; per thread from /proc/<pid>/task/<tid>/stat, grouped by thread name (comm).',
+      'Wake-ups: the deltas of voluntary_ctxt_switches + nonvoluntary_ctxt_switches from /proc/<pid>/task/<tid>/status over the window, per second: each switch is the thread leaving the CPU, so about one per wake-up (a proxy, not a count of timer expiries).',
+      "Threads: `WorkerThread` is a worker_threads Worker: in flotilla's primary the service thread (the service's schedulers), in its workers the watchdog thread; `V8Worker` are V8's platform threads, `libuv-worker` the libuv thread pool.",
+      "PSS: Pss from /proc/<pid>/smaps_rollup, each shared page divided among the processes mapping it (other node processes on the machine share the node binary's pages, so PSS moves a little with what else runs); private MB is Private_Clean + Private_Dirty. Threads share their process's memory: no PSS per thread.",
+      'Cold start: spawn → the first 200 on GET /items/1, asked on a fresh connection every 5 ms; NODE_COMPILE_CACHE is, for both contenders, a directory filled by a priming start of the same contender (warm) or a new empty directory (cold). Ratios flotilla ÷ Fastify are taken round by round, then their median.',
+      `noise %: CPU time of every other process (and steal) during the window, in % of one core; when at least 3 rounds stay below ${FOOTPRINT_NOISY_PCT} %, the noisier ones are left out of the medians.`,
+    ],
+  };
+  process.stdout.write(`\n${writeFootprintReport(`${ROOT}bench/results`, opts.out, { meta, ...measured })}\n`);
   process.exit(0);
 }
 

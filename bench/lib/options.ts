@@ -30,6 +30,10 @@ export interface Options {
   source: boolean;
   /** `--baseline REV`: also run flotilla's src/ as of this git revision (contenders `<name>@base`). */
   baseline: string | undefined;
+  /** `--footprint`: only the idle pod's CPU, memory, wake-ups and cold start, flotilla cluster beside Fastify in node:cluster. */
+  footprint: boolean;
+  /** `--footprint-strace`: also `strace -c -f -p` one worker of each for an idle window. */
+  footprintStrace: boolean;
 }
 
 export const USAGE = `npm run bench [-- options]
@@ -54,6 +58,11 @@ export const USAGE = `npm run bench [-- options]
   --out NAME            write bench/results/NAME.md/.json (default: latest, or quick with --quick)
   --profile NAME        CPU-profile one contender under load (node --cpu-prof) and print its hottest functions
   --source              run the servers from the .ts sources (as npm start) instead of compiled JavaScript
+  --footprint           only what an idle pod costs: a 2-worker flotilla cluster (env: production) beside Fastify
+                        in node:cluster with 2 workers, alternating rounds (3 unless --rounds): CPU, PSS and
+                        wake-ups per process and thread over 10 s without traffic, and spawn → first 200 with a
+                        warm and a cold compile cache; writes bench/results/footprint.md + .json (or --out NAME)
+  --footprint-strace    with --footprint: also strace -c -f one worker of each for 10 s idle (if strace is installed)
 `;
 
 export function parseOptions(argv: string[]): Options {
@@ -74,6 +83,8 @@ export function parseOptions(argv: string[]): Options {
       profile: { type: 'string' },
       source: { type: 'boolean', default: false },
       baseline: { type: 'string' },
+      footprint: { type: 'boolean', default: false },
+      'footprint-strace': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -82,11 +93,12 @@ export function parseOptions(argv: string[]): Options {
     process.exit(0);
   }
   const quick = values.quick;
+  const footprint = values.footprint || values['footprint-strace'];
   const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
   const only = values.only?.split(',').filter((s) => s !== '');
   return {
     mode: quick ? 'quick' : 'full',
-    rounds: Math.max(3, num(values.rounds, quick ? 3 : 5)),
+    rounds: Math.max(3, num(values.rounds, quick || footprint ? 3 : 5)),
     durationS: num(values.duration, quick ? 2 : 3),
     warmupS: num(values.warmup, quick ? 2 : 5),
     connections: num(values.connections, 50),
@@ -101,9 +113,11 @@ export function parseOptions(argv: string[]): Options {
     serializerCalls: quick ? 5_000 : 20_000,
     stuckScrapes: quick ? 200 : 500,
     snapshotIterations: quick ? 300 : 1000,
-    out: values.out ?? (quick ? 'quick' : 'latest'),
+    out: values.out ?? (footprint ? 'footprint' : quick ? 'quick' : 'latest'),
     profile: values.profile,
     source: values.source,
     baseline: values.baseline,
+    footprint,
+    footprintStrace: values['footprint-strace'],
   };
 }

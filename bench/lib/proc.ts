@@ -5,13 +5,51 @@ import { readProc } from '../../tools/proc.ts';
 /** Clock ticks per second of `/proc/<pid>/stat` times. */
 export const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
-/** utime + stime of a process (all its threads), in ticks; 0 when it is gone. */
-export function cpuTicks(pid: number): number {
-  const stat = readProc(`/proc/${pid}/stat`);
-  if (stat === undefined) return 0;
+/** utime + stime of a `/proc/…/stat` line, in ticks. */
+function statTicks(stat: string): number {
   // fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** utime + stime of a process (all its threads), in ticks; 0 when it is gone. */
+export function cpuTicks(pid: number): number {
+  const stat = readProc(`/proc/${pid}/stat`);
+  return stat === undefined ? 0 : statTicks(stat);
+}
+
+export interface ThreadStat {
+  tid: number;
+  /** The thread's name (`comm`): `MainThread`, `WorkerThread` (a worker_threads Worker), `V8Worker`, `libuv-worker`, … */
+  comm: string;
+  /** utime + stime, in ticks. */
+  ticks: number;
+  /** voluntary + nonvoluntary context switches so far: each is the thread going off the CPU, a proxy for its wake-ups. */
+  switches: number;
+}
+
+/** Every thread of a process, from `/proc/<pid>/task/<tid>/stat` and `status`; empty when it is gone. */
+export function threadStats(pid: number): ThreadStat[] {
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((tid) => {
+    const stat = readProc(`/proc/${pid}/task/${tid}/stat`);
+    const status = readProc(`/proc/${pid}/task/${tid}/status`);
+    if (stat === undefined || status === undefined) return [];
+    const count = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)$`, 'm').exec(status)?.[1] ?? 0);
+    return [
+      {
+        tid: Number(tid),
+        comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+        ticks: statTicks(stat),
+        switches: count('voluntary_ctxt_switches') + count('nonvoluntary_ctxt_switches'),
+      },
+    ];
+  });
 }
 
 /** The pid and all its descendants (cluster workers), found through `/proc/<pid>/task/<tid>/children`. */
