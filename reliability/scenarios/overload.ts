@@ -552,7 +552,7 @@ function comparisonTables(
             (_, f) => `${f.timeouts} (${f.neverSent}) / ${f.resets} / ${f.refused} / ${f.closed}`,
           ),
           row('connections opened (most at once)', '', (s) => `${s.connectionsOpened} (${s.peakConnections})`),
-          row('server still computing after recovery', '', (s) => ms(s.drainMs)),
+          row('request lines still coming after recovery (written in batches of up to 100 ms)', '', (s) => ms(s.drainMs)),
           row(
             'CPU: harness / server (primary), % of a CPU; other processes, % of the machine',
             '',
