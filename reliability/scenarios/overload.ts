@@ -28,7 +28,9 @@ const WARM_MS = 1_500;
 /** Recovered: a run of this many recovery requests in a row (one every 100 ms) each answered within 200 ms. */
 const RECOVERY_RUN = 5;
 const RECOVERY_FAST_MS = 200;
-const RECOVERY_CAP_MS = 45_000;
+const RECOVERY_CAP_MS = 30_000;
+/** Capacity after the spike off by more than this share from before it: the machine's other load changed meanwhile. */
+const DRIFT = 0.3;
 /** The multiplier whose figures are judged (the largest given, when it is absent). */
 const JUDGED_MULTIPLIER = 3;
 
@@ -219,6 +221,18 @@ export async function overload(ctx: Context): Promise<ScenarioOutcome> {
     }
   }
   notes.push(...comparisonTables(spikes, o.overloadModes, o.overloadMultipliers, contenders));
+  const drifts = spikes.filter(drifted);
+  if (drifts.length > 0) {
+    notes.push(
+      `The capacity measured after the spike differs by more than ${DRIFT * 100} % from the one before it (the machine's other load changed, and with it what the server could do) for ${drifts.length} of ${spikes.length} spikes: ` +
+        drifts
+          .map(
+            (x) => `${LABELS[x.contender]}, ${MODE_LABELS[x.mode]}, ${x.multiplier}× (${fmt(x.capacity)} → ${fmt(x.capacityAfter)} req/s)`,
+          )
+          .join('; ') +
+        '. Their goodput (and the load they were offered) is off by as much; rerun on a quieter machine before reading them closely.',
+    );
+  }
   notes.push(
     `Goodput: 2xx answered within the client's ${CLIENT_TIMEOUT_MS / 1000} s, per second of spike, over the capacity measured for the mode (keep-alive capacity for the keep-alive pool, new-connection capacity for fresh connections). ` +
       `"Computed for clients gone": 2xx request lines of the server whose client had given up (timed out and destroyed its socket) before the line was written, over all its 2xx lines for the spike's requests. ` +
@@ -427,6 +441,7 @@ function figures(s: Spike): Figures {
   };
 }
 
+const drifted = (s: Spike) => Math.abs(s.capacityAfter / s.capacity - 1) > DRIFT;
 const ms = (v: number) => (v === Number.POSITIVE_INFINITY ? '∞' : Number.isFinite(v) ? `${fmt(v)} ms` : 'n/a');
 const pct = (part: number, whole: number) => (whole === 0 ? 'n/a' : `${fmt((part / whole) * 100, 1)} %`);
 const recoveryText = (s: Spike) => (s.recoveryMs === undefined ? `> ${RECOVERY_CAP_MS / 1000} s` : ms(s.recoveryMs));
@@ -442,7 +457,7 @@ function judgedRows(name: string, s: Spike, f: Figures): Row[] {
     judged(
       name,
       `${at}: goodput (2xx within ${CLIENT_TIMEOUT_MS / 1000} s / capacity)`,
-      `${fmt(f.goodput, 2)} (${fmt(f.ok / s.seconds)} of ${fmt(s.capacity)} req/s; offered ${fmt(s.rate)} req/s)`,
+      `${fmt(f.goodput, 2)} (${fmt(f.ok / s.seconds)} of ${fmt(s.capacity)} req/s; offered ${fmt(s.rate)} req/s)${drifted(s) ? `; capacity after the spike ${fmt(s.capacityAfter)} req/s: the machine's load changed, rerun` : ''}`,
       `>= ${TARGETS.goodput}`,
       f.goodput >= TARGETS.goodput,
     ),
@@ -496,7 +511,7 @@ function counts(s: Spike, f: Figures): string {
   const other = [...f.otherStatus].map(([status, n]) => `${n} × ${status}`).join(', ');
   return (
     `${f.sent} sent: ${f.ok} 2xx, ${f.shed} 503${other === '' ? '' : `, ${other}`}, ${f.timeouts} timed out` +
-    `${f.neverSent > 0 ? ` (${f.neverSent} never left the client's queue)` : ''}, ${f.resets} reset, ${f.refused} refused, ${f.closed} closed` +
+    `${f.neverSent > 0 ? ` (${f.neverSent} never written: no connection within the timeout${s.mode === 'keep-alive' ? ", or in the client's queue" : ''})` : ''}, ${f.resets} reset, ${f.refused} refused, ${f.closed} closed` +
     `${f.errors > 0 ? `, ${f.errors} other errors` : ''}; server: ${f.serverShed} 503s logged (${f.shedGone} to gone clients), ${f.unseen} never logged; ` +
     `${s.connectionsOpened} connections opened (at most ${s.peakConnections} at once); ` +
     `harness CPU ${fmt(s.harnessCpu)} % of a CPU, server ${fmt(s.serverCpu)} % (primary ${fmt(s.primaryCpu)} %); ` +
