@@ -48,7 +48,7 @@ export const USAGE = `npm run reliability -- [options]
   --runs <n>          kill -9 runs (default 10)
   --only <list>       comma-separated subset of: ${SCENARIOS.join(', ')}
   --out <file>        results file (default reliability/results/latest.md)
-  --overload-seconds <n>       overload: length of each spike (default 15)
+  --overload-seconds <n>      overload: length of each spike (default 15)
   --overload-multipliers <l>  overload: spike rates as multiples of capacity, comma-separated (default 2,3;
                               the targets are judged at 3, or at the largest without 3)
   --overload-contenders <l>   overload: a subset of ${OVERLOAD_CONTENDERS.join(', ')}
