@@ -24,6 +24,7 @@ import { capacity } from './scenarios/capacity.ts';
 import { coordination } from './scenarios/coordination.ts';
 import { killWorker } from './scenarios/kill-worker.ts';
 import { memoryRecycling } from './scenarios/memory-recycling.ts';
+import { overload } from './scenarios/overload.ts';
 import { prometheusTruth } from './scenarios/prometheus-truth.ts';
 import { sigterm } from './scenarios/sigterm.ts';
 import { slowClients } from './scenarios/slow-clients.ts';
@@ -43,6 +44,10 @@ const SCENARIOS: Record<ScenarioName, { title: string; run: Scenario }> = {
   balancing: {
     title: 'cluster.balancing primary vs kernel under new connections: kill -9, rolling restart, SIGTERM, spread',
     run: balancing,
+  },
+  overload: {
+    title: 'overload: 2× and 3× capacity on a CPU-bound route, new connections and keep-alive, flotilla vs Fastify',
+    run: overload,
   },
   soak: { title: 'soak', run: soak },
 };

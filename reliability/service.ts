@@ -8,6 +8,8 @@
  * - `GET /big?kb=N` → N KiB of bytes (slow-read attacks need a response larger than the socket buffers).
  * - `GET /hang` → never answers: `while (true) {}` (a stuck worker, alive but deaf to heartbeats).
  * - `GET /busy?ms=N` → `{ pid, busyMs }` after blocking the event loop synchronously for N ms.
+ * - `GET /cpu?ms=N` → `{ pid }` after computing for N ms (default 10) of the worker's CPU time (`lib/cpu-burn.ts`):
+ *   a CPU-bound route whose cost does not shrink when the worker is descheduled (the overload scenario).
  * - `GET /leak?mb=N` → `{ pid, retainedMB }`: retains N MB more (filled, so resident), never released.
  * - `RELIABILITY_HANG_HOOK=1`: a worker shutdown hook that never resolves (the budget case).
  * - `RELIABILITY_BUSY_JOB=1`: a cron job in the primary's service thread that computes for 2 s every 3 s.
@@ -15,6 +17,7 @@
  */
 import { writeSync } from 'node:fs';
 import { CronScheduler, defineService } from 'flotilla';
+import { burnCpu } from './lib/cpu-burn.ts';
 
 const BIG = Buffer.alloc(4096 * 1024, 'flotilla ');
 const MB = 1024 * 1024;
@@ -76,6 +79,14 @@ export default defineService((app) => {
             // blocking on purpose: no timer, no I/O, no IPC meanwhile
           }
           return { pid: process.pid, busyMs: ms };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/cpu',
+        handler: (ctx) => {
+          const ms = Math.min(Math.max(Number(ctx.query['ms'] ?? 10) || 0, 0), 1_000);
+          return { pid: process.pid, x: burnCpu(ms) };
         },
       },
       {

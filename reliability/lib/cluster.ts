@@ -51,6 +51,11 @@ export class Cluster extends ClusterProcess {
     return super.ready(workers, timeoutMs);
   }
 
+  /** How many per-request log lines were kept so far (`keepRequestLines`): cheap, for waiting until they stop coming. */
+  get requestLineCount(): number {
+    return this.#requestLines.length;
+  }
+
   /** The per-request log lines kept so far (`keepRequestLines`), parsed. */
   requestLines(): LogLine[] {
     return this.#requestLines.map(parseLine);
