@@ -33,6 +33,8 @@ export interface LifecycleParts {
   handleSignals: boolean;
   /** Listen on a SO_REUSEPORT socket of this process's own (see `AppOptions.reusePort`). */
   reusePort: boolean;
+  /** Called once the shutdown sequence is over: the App's own timers stop. */
+  closed?: () => void;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
@@ -147,6 +149,7 @@ export class Lifecycle {
         this.#parts.drain.abort();
       },
     });
+    this.#parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();
       this.#metricsServer.closeAllConnections();
