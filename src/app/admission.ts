@@ -11,9 +11,12 @@ export interface AdmissionOptions {
 /**
  * Admission control for the requests that queue in this process's own sockets (keep-alive connections,
  * `balancing: kernel`, a standalone App), where no one else sees them wait: they wait for the event
- * loop, so the loop's delay is their queueing delay. A probe timer measures how late it fires, every
- * `probeMs` (a fifth of the target, at most 10 ms), only while requests come in: the first request
- * arms it, and it stops after an interval without any (and not shedding): an idle App has no timer.
+ * loop. A probe timer is due every `probeMs` (a fifth of the target, at most 10 ms) while requests
+ * come in: the first request arms it, and it stops after an interval without any (and not
+ * shedding), so an idle App has no timer. A request that starts while the probe is overdue has
+ * waited behind whatever kept the loop from it, other requests of the same turn above all: how
+ * overdue the probe is when a request starts is that request's queueing delay, and the largest
+ * since the previous probe is the delay the rule below reads.
  *
  * CoDel's rule on that delay: shedding starts once it stayed above `targetMs` for a whole `intervalMs`
  * (a burst shorter than that is absorbed), and stops once it stayed below for an interval. While
@@ -21,9 +24,13 @@ export interface AdmissionOptions {
  * (the last probe's delay, or how overdue the next probe is when more): the worker keeps serving at
  * its capacity, with a queueing delay near the target, and sheds only the excess.
  *
+ * Measured at the requests rather than at the probe: a client sending heavy requests one after the
+ * other over a socket keeps the loop busy, yet each request starts in a turn of its own, after the
+ * probe fired: nobody waits, and nothing is shed.
+ *
  * @example
  * const admission = new Admission({ targetMs: 50, intervalMs: 500 });
- * if (!admission.admit()) throw KError.of('OVERLOADED');
+ * if (!admission.admit(performance.now())) throw KError.of('OVERLOADED');
  */
 export class Admission {
   readonly #targetMs: number;
@@ -36,6 +43,8 @@ export class Admission {
   #dueAt = 0;
   /** A request came in since the last probe. */
   #active = false;
+  /** The longest a request waited since the last probe (how overdue the probe was when it started). */
+  #waited = 0;
   /** Probes in a row that saw no request: at an interval's worth, the probe stops. */
   #quiet = 0;
   /** The delay the last probe measured. */
@@ -57,17 +66,24 @@ export class Admission {
     return this.#shedding;
   }
 
-  /** The delay the last probe measured, in ms. */
+  /** The queueing delay the last probe took in, in ms. */
   get delayMs(): number {
     return this.#delayMs;
   }
 
-  /** Whether to serve a new request; false: answer it 503 at once. Called once per request. */
-  admit(): boolean {
+  /**
+   * Whether to serve a new request; false: answer it 503 at once. Called once per request, with the
+   * time it started (`performance.now()`, read by the caller anyway).
+   */
+  admit(now: number): boolean {
     this.#active = true;
-    if (!this.#armed) this.#arm(performance.now());
-    if (!this.#shedding) return true;
-    return Math.max(this.#delayMs, performance.now() - this.#dueAt) <= this.#targetMs;
+    if (!this.#armed) {
+      this.#arm(now);
+      return !this.#shedding;
+    }
+    const waited = now - this.#dueAt;
+    if (waited > this.#waited) this.#waited = waited;
+    return !this.#shedding || waited <= this.#targetMs;
   }
 
   /** Drops the probe (the App has closed). */
@@ -87,7 +103,8 @@ export class Admission {
 
   readonly #probe = (): void => {
     const now = performance.now();
-    const delay = Math.max(0, now - this.#dueAt);
+    const delay = this.#waited;
+    this.#waited = 0;
     this.#delayMs = delay;
     this.#observe(now, delay);
     this.#quiet = this.#active ? 0 : this.#quiet + 1;

@@ -119,7 +119,7 @@ function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void
   const { entry } = found;
   ctx.route = entry.route.path;
   // shed before any of the route's work: no hook, no middleware, no body read
-  if (entry.sheddable && host.admission?.admit() === false) throw overloaded(host);
+  if (entry.sheddable && host.admission?.admit(started) === false) throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;

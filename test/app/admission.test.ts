@@ -25,49 +25,58 @@ function get(agent: Agent, port: number, path: string): Promise<Answer> {
   });
 }
 
-/** Keeps the event loop late: every turn spends `ms` busy, as a worker past its capacity does. */
-function busyLoop(t: TestContext, ms: number): () => void {
-  const timer = setInterval(() => {
-    const until = performance.now() + ms;
-    while (performance.now() < until) {
-      // busy on purpose
-    }
-  }, 1);
-  const stop = () => clearInterval(timer);
-  t.after(stop);
-  return stop;
+/** Busy-waits `ms`: a CPU-bound request. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy on purpose
+  }
+}
+
+/** Requests from every client at once on their keep-alive connections: in the loop, they wait behind each other. */
+function round(agent: Agent, port: number, path: string): Promise<Answer[]> {
+  return Promise.all(Array.from({ length: CLIENTS }, () => get(agent, port, path)));
 }
 
 const OVERLOAD: KConfig = { overload: { delayTargetMs: 10, delayIntervalMs: 30, retryAfterS: 3 } };
+const CLIENTS = 6;
+/** A request's cost: CLIENTS of them in one turn of the loop keep the last one waiting well past the target. */
+const COST_MS = 15;
 
 describe('admission control', () => {
-  test('a late event loop: keep-alive requests get 503 OVERLOADED with Retry-After before any hook runs, /health stays 200; then it recovers', async (t: TestContext) => {
+  test('requests waiting behind each other: keep-alive clients get 503 OVERLOADED with Retry-After before any hook runs, /health stays 200; then it recovers', async (t: TestContext) => {
     const { app, logs } = testApp(OVERLOAD);
     let hooked = 0;
     app.registerController(
-      controller({
-        method: 'GET',
-        path: '/work',
-        onRequest: [
-          () => {
-            hooked++;
+      controller(
+        {
+          method: 'GET',
+          path: '/work',
+          onRequest: [
+            () => {
+              hooked++;
+            },
+          ],
+          handler: () => {
+            busy(COST_MS);
+            return { ok: true };
           },
-        ],
-        handler: () => ({ ok: true }),
-      }),
+        },
+        { method: 'GET', path: '/light', handler: () => ({ ok: true }) },
+      ),
     );
     const port = await serve(t, app);
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     t.after(() => agent.destroy());
     t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
 
-    const stop = busyLoop(t, 40);
     let served = 1;
     let shed: Answer | undefined;
     while (shed === undefined) {
-      const answer = await get(agent, port, '/work');
-      if (answer.status === 200) served++;
-      else shed = answer;
+      for (const answer of await round(agent, port, '/work')) {
+        if (answer.status === 200) served++;
+        else shed = answer;
+      }
     }
     t.assert.strictEqual(shed.status, 503);
     t.assert.strictEqual(shed.headers['retry-after'], '3');
@@ -87,23 +96,55 @@ describe('admission control', () => {
       'shedding logs no error',
     );
 
-    stop();
-    // requests keep the probe going until the delay has stayed under the target for an interval
+    // the load stops: light requests keep the probe going until the delay stayed under the target for an interval
     const back = (l: Record<string, unknown>) => l['msg'] === 'load back under target: admitting every request';
-    while (!logs.lines.some(back)) await get(agent, port, '/work');
+    while (!logs.lines.some(back)) await get(agent, port, '/light');
     t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
     t.assert.match(await app.registry.metrics(), /^flotilla_admission_state 0$/m);
   });
 
-  test('overload.enabled false: a late event loop sheds nothing', async (t: TestContext) => {
+  test('overload.enabled false: requests waiting behind each other are all served', async (t: TestContext) => {
     const { app } = testApp({ overload: { ...OVERLOAD.overload, enabled: false } });
-    app.registerController(controller({ method: 'GET', path: '/work', handler: () => ({ ok: true }) }));
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/work',
+        handler: () => {
+          busy(COST_MS);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    t.after(() => agent.destroy());
+    for (let i = 0; i < 10; i++) {
+      const answers = await round(agent, port, '/work');
+      t.assert.deepStrictEqual(
+        answers.map((a) => a.status),
+        Array(CLIENTS).fill(200),
+      );
+    }
+    t.assert.doesNotMatch(await app.registry.metrics(), /flotilla_admission_state/);
+  });
+
+  test('heavy requests one after the other on a keep-alive connection keep the loop busy, but nobody waits: nothing is shed', async (t: TestContext) => {
+    const { app, logs } = testApp(OVERLOAD);
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/heavy',
+        handler: () => {
+          busy(40);
+          return { ok: true };
+        },
+      }),
+    );
     const port = await serve(t, app);
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     t.after(() => agent.destroy());
-    busyLoop(t, 40);
-    for (let i = 0; i < 15; i++) t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
-    t.assert.doesNotMatch(await app.registry.metrics(), /flotilla_admission_state/);
+    for (let i = 0; i < 20; i++) t.assert.strictEqual((await get(agent, port, '/heavy')).status, 200);
+    t.assert.strictEqual(logs.lines.filter((l) => String(l['msg']).startsWith('overloaded')).length, 0);
   });
 });
 
@@ -113,9 +154,9 @@ describe('Admission', () => {
     const admission = new Admission({ targetMs: 50, intervalMs: 30 });
     t.after(() => admission.stop());
     t.assert.strictEqual(armed.mock.callCount(), 0, 'nothing before the first request');
-    t.assert.strictEqual(admission.admit(), true);
+    t.assert.strictEqual(admission.admit(performance.now()), true);
     t.assert.strictEqual(armed.mock.callCount(), 1);
-    for (let i = 0; i < 100; i++) admission.admit();
+    for (let i = 0; i < 100; i++) admission.admit(performance.now());
     t.assert.strictEqual(armed.mock.callCount(), 1, 'one probe for many requests, re-armed rather than created');
     armed.mock.restore();
     const probe = armed.mock.calls[0]?.result as NodeJS.Timeout;
