@@ -5,31 +5,35 @@ import { type Tracer, trace } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
-import { Registry } from 'prom-client';
+import { type Counter, Registry } from 'prom-client';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
+import { admissionGauge } from '../metrics/admission-metrics.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
+import { shedCounter } from '../metrics/shed-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import { Admission } from './admission.ts';
 import type { ConnectionSource } from './connection-source.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { checkHook, Group, type HookChain } from './group.ts';
+import { HandlerTimeouts } from './handler-timeouts.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
 import { InFlight, type RequestRoutes } from './in-flight.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
-import { createRequestHandler, type PipelineHost } from './pipeline.ts';
+import { createRequestHandler, handlerTimedOut, type PipelineHost } from './pipeline.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
-import { Router } from './router.ts';
+import { type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
@@ -90,6 +94,9 @@ export class App implements Registrar {
   readonly #requestHooks: RequestHook[] = [];
   readonly #seams: Seams = {};
   readonly #registry: Registry;
+  readonly #admission: Admission | undefined;
+  #timeouts: HandlerTimeouts | undefined;
+  readonly #shed: Counter<'reason'> | undefined;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
   #metrics: MetricsCollector | undefined;
@@ -102,11 +109,16 @@ export class App implements Registrar {
     this.config = resolveConfig(config ?? {});
     this.role = options.role ?? 'standalone';
     this.logger = createLogger(this.config, options.logStream, options.logBindings);
-    this.#router = new Router({ maxParamLength: this.config.limits.paramLength, bodyLimit: this.config.limits.bodyBytes });
+    const { limits, timeouts, overload } = this.config;
+    this.#router = new Router({ maxParamLength: limits.paramLength, bodyLimit: limits.bodyBytes, handlerMs: timeouts.handlerMs });
     this.#registry = new Registry();
     const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
     if (options.processMetrics ?? serveMetrics) registerProcessMetrics(this.#registry);
-    if (this.config.metrics.enabled) this.#metrics = new PromMetricsCollector(this.#registry);
+    if (this.config.metrics.enabled) {
+      this.#metrics = new PromMetricsCollector(this.#registry);
+      this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
+    }
+    if (overload.enabled) this.#admission = this.#createAdmission(overload.delayTargetMs, overload.delayIntervalMs);
     this.#runSchedulers = options.runSchedulers ?? true;
     this.#tracer = trace.getTracer(this.config.serviceName);
     const { i18n } = this.config;
@@ -128,10 +140,16 @@ export class App implements Registrar {
       handleSignals: options.handleSignals ?? true,
       reusePort: options.reusePort ?? false,
       source: options.connections,
+      // the App has closed: no timer of its own may outlive it
+      closed: () => {
+        this.#admission?.stop();
+        this.#timeouts?.stop();
+      },
     });
     const { docs } = this.config;
     // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health
-    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', [], []);
+    // nor is it ever shed: a worker shedding load is still ready
+    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', [], [], { exempt: true });
     if (this.config.env !== 'production') {
       for (const route of docsRoutes(docs.path, () => this.openapi())) this.#addRoute(route, '', [], []);
     }
@@ -289,8 +307,19 @@ export class App implements Registrar {
     return this.#openapi.document;
   }
 
-  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain): void {
-    this.#router.add(route, prefix, middlewares, hooks);
+  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void {
+    this.#router.add(route, prefix, middlewares, hooks, registration);
+  }
+
+  #createAdmission(targetMs: number, intervalMs: number): Admission {
+    const gauge = this.config.metrics.enabled ? admissionGauge(this.#registry) : undefined;
+    const onChange = (shedding: boolean, delayMs: number) => {
+      gauge?.set(shedding ? 1 : 0);
+      const fields = { delayMs: Math.round(delayMs * 10) / 10, targetMs, intervalMs };
+      if (shedding) this.logger.warn(fields, 'overloaded: shedding new requests (503 OVERLOADED)');
+      else this.logger.info(fields, 'load back under target: admitting every request');
+    };
+    return new Admission({ targetMs, intervalMs, onChange });
   }
 
   #pipelineHost(): PipelineHost {
@@ -302,7 +331,10 @@ export class App implements Registrar {
         return app.#translator;
       },
     };
-    return {
+    // one timer for every request's handler timeout; it calls back into the pipeline of this host
+    const timeouts = new HandlerTimeouts((ctx) => handlerTimedOut(host, ctx));
+    this.#timeouts = timeouts;
+    const host: PipelineHost = {
       router: this.#router,
       drain: this.#drain.signal,
       requestHooks: this.#requestHooks,
@@ -322,7 +354,12 @@ export class App implements Registrar {
       get tracer() {
         return app.#tracer;
       },
+      timeouts,
+      admission: this.#admission,
+      retryAfterS: this.config.overload.retryAfterS,
+      shed: this.#shed,
     };
+    return host;
   }
 
   #healthSource() {

@@ -3,6 +3,7 @@ import { type Context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
 import { negotiateLocale, type Translator } from '../i18n/translator.ts';
+import { ClientGoneError } from './client-gone.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
 import type { SseEvent, SseOptions } from './sse.ts';
@@ -23,6 +24,11 @@ export type Reply =
   | { kind: 'raw'; body: string | Buffer; type: string }
   | { kind: 'stream'; source: StreamSource; type: string }
   | { kind: 'sse'; source: AsyncIterable<SseEvent>; options: SseOptions };
+
+/** Ends a request's route work (see {@link expireRequest}); set by the class below. */
+let expire: (ctx: Ctx, reason: Error) => void;
+/** Whether a request's route work was ended (see {@link isExpired}); set by the class below. */
+let expired: (ctx: Ctx) => boolean;
 
 /**
  * What middlewares leave in `ctx.state` for the handlers, in every route: empty
@@ -89,6 +95,15 @@ export class Ctx<
   #logger: Logger | undefined;
   #context: RequestContext | undefined;
   #locale: string | undefined;
+  /** Aborts the request's signal: the client left, or the route work ran out of time. */
+  #abort: AbortController | undefined;
+  /** Why the route work was ended early (a `TimeoutError`), once it was. */
+  #expired: Error | undefined;
+
+  static {
+    expire = (ctx, reason) => ctx.#expire(reason);
+    expired = (ctx) => ctx.#expired !== undefined;
+  }
 
   constructor(scope: CtxScope, req: IncomingMessage, res: ServerResponse, requestId: string, path: string) {
     this.#scope = scope;
@@ -143,8 +158,9 @@ export class Ctx<
     return this;
   }
 
-  /** Sets a response header. */
+  /** Sets a response header (ignored once the request was answered without its handler: see `timeouts.handlerMs`). */
   setHeader(name: string, value: string | number | readonly string[]): this {
+    if (this.#expired !== undefined) return this;
     this.res.setHeader(name, value);
     return this;
   }
@@ -202,16 +218,44 @@ export class Ctx<
     const translator = this.#scope.translator;
     const locale = this.locale;
     if (translator === undefined || locale === undefined) return key;
-    this.res.setHeader('Content-Language', locale);
+    if (this.#expired === undefined) this.res.setHeader('Content-Language', locale);
     return translator.t(locale, key, params);
   }
 
   #signal(): AbortSignal {
-    const client = new AbortController();
-    const onClose = () => {
-      if (!this.res.writableEnded) client.abort(new Error('client closed the connection'));
-    };
-    this.res.once('close', onClose);
-    return AbortSignal.any([client.signal, this.#scope.deadline]);
+    const abort = new AbortController();
+    this.#abort = abort;
+    if (this.#expired !== undefined) abort.abort(this.#expired);
+    else
+      this.res.once('close', () => {
+        if (!this.res.writableEnded) abort.abort(new ClientGoneError());
+      });
+    return AbortSignal.any([abort.signal, this.#scope.deadline]);
   }
+
+  #expire(reason: Error): void {
+    this.#expired ??= reason;
+    this.#abort?.abort(reason);
+  }
+}
+
+/**
+ * Ends a request's route work early (the pipeline's handler timeout): its signal aborts with `reason`,
+ * and what the handler sets on `ctx` afterwards is ignored. Not part of the public API.
+ *
+ * @example
+ * expireRequest(ctx, new DOMException('the handler ran longer than 20000 ms', 'TimeoutError'));
+ */
+export function expireRequest(ctx: Ctx, reason: Error): void {
+  expire(ctx, reason);
+}
+
+/**
+ * Whether the request's route work was ended early by {@link expireRequest}: its late results are dropped.
+ *
+ * @example
+ * if (isExpired(ctx)) return; // answered already (503 HANDLER_TIMEOUT)
+ */
+export function isExpired(ctx: Ctx): boolean {
+  return expired(ctx);
 }

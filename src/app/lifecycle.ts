@@ -36,6 +36,8 @@ export interface LifecycleParts {
   reusePort: boolean;
   /** Bind nothing: serve the connections this source hands over (see `AppOptions.connections`). */
   source: ConnectionSource | undefined;
+  /** Called once the shutdown sequence is over: the App's own timers stop. */
+  closed?: () => void;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
@@ -168,6 +170,7 @@ export class Lifecycle {
         this.#parts.drain.abort();
       },
     });
+    this.#parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();
       this.#metricsServer.closeAllConnections();

@@ -1,14 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { context as otelContext, ROOT_CONTEXT, type Span, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import { KError } from '../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import type { Admission } from './admission.ts';
+import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
 import type { Cors } from './cors.ts';
-import { Ctx, type CtxScope } from './ctx.ts';
+import { Ctx, type CtxScope, expireRequest, isExpired } from './ctx.ts';
 import type { HookChain } from './group.ts';
+import type { HandlerTimeouts } from './handler-timeouts.ts';
 import { type InFlight, UNMATCHED_ROUTE } from './in-flight.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
@@ -34,14 +38,26 @@ export interface PipelineHost {
   readonly draining: boolean;
   readonly metrics: MetricsCollector | undefined;
   readonly tracer: Tracer;
+  /** The handler timeouts of the App's requests (`timeouts.handlerMs`, a route's `timeoutMs`). */
+  readonly timeouts: HandlerTimeouts;
+  /** The admission control (`overload`); undefined when `overload.enabled` is false. */
+  readonly admission: Admission | undefined;
+  /** The `Retry-After` of an `OVERLOADED` 503, in seconds (`overload.retryAfterS`). */
+  readonly retryAfterS: number;
+  /** `flotilla_requests_shed_total{reason}`; undefined without metrics. */
+  readonly shed: Counter<'reason'> | undefined;
 }
 
 /**
  * The request pipeline, top to bottom: request id → log/metrics/trace start →
- * CORS → route lookup → `onRequest` hooks → params/query validation →
- * middlewares → body → handler → serialize → log/metrics/trace end. Anything
- * thrown on the way converges in `fail`, the one boundary that turns errors
- * into problem responses (after the App's error handler, if any, mapped them).
+ * CORS → route lookup → admission (503 `OVERLOADED` while the worker sheds) →
+ * handler timeout armed → `onRequest` hooks → client still there? →
+ * params/query validation → middlewares → client still there? → body →
+ * handler → serialize → log/metrics/trace end. Anything thrown on the way
+ * converges in `fail`, the one boundary that turns errors into problem
+ * responses (after the App's error handler, if any, mapped them); a handler
+ * timeout goes through it too, and whatever the route's work produces after
+ * it is dropped.
  */
 export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -57,6 +73,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
       if (ended) return;
       ended = true;
       host.inFlight.leave(ctx);
+      host.timeouts.unwatch(ctx);
       record(host, ctx, started, completed, span);
     };
     res.once('finish', () => end(true));
@@ -64,7 +81,8 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     let routed: void | Promise<void>;
     try {
       // a request without a span of its own runs in the root context anyway: spare the context switch
-      routed = ctx.otel === ROOT_CONTEXT ? route(host, ctx, url) : otelContext.with(ctx.otel, route, undefined, host, ctx, url);
+      routed =
+        ctx.otel === ROOT_CONTEXT ? route(host, ctx, url, started) : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started);
     } catch (error) {
       fail(host, ctx, error);
       return;
@@ -72,14 +90,18 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     if (routed === undefined) respond(host, ctx);
     else
       routed.then(
-        () => respond(host, ctx),
-        (error: unknown) => fail(host, ctx, error),
+        () => {
+          if (!isExpired(ctx)) respond(host, ctx);
+        },
+        (error: unknown) => {
+          if (!isExpired(ctx)) fail(host, ctx, error);
+        },
       );
   };
 }
 
 /** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */
-function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> {
+function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void | Promise<void> {
   checkHost(ctx.req);
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
@@ -94,19 +116,68 @@ function route(host: PipelineHost, ctx: Ctx, url: string): void | Promise<void> 
   }
   const { entry } = found;
   ctx.route = entry.route.path;
+  // shed before any of the route's work: no hook, no middleware, no body read
+  if (entry.sheddable && host.admission?.admit(started) === false) throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;
+  if (entry.timeoutMs > 0) host.timeouts.watch(ctx, started + entry.timeoutMs);
   // no closure on the common path: synchronous hooks (or none) go straight on
   const hooked = runRequestHooks(entry.hooks, ctx);
-  return hooked === undefined ? handle(ctx, entry) : hooked.then(() => handle(ctx, entry));
+  return hooked === undefined ? handle(host, ctx, entry) : hooked.then(() => handle(host, ctx, entry));
 }
 
-/** After the `onRequest` hooks, unless one chose the reply: the route's validation, middlewares, body and handler. */
-function handle(ctx: Ctx, entry: RouteEntry): void | Promise<void> {
-  if (ctx.reply.kind !== 'none') return;
+/**
+ * After the `onRequest` hooks, unless one chose the reply: the route's validation, middlewares, body
+ * and handler; none of it when the client is gone already (the body's reader checks again).
+ */
+function handle(host: PipelineHost, ctx: Ctx, entry: RouteEntry): void | Promise<void> {
+  if (ctx.reply.kind !== 'none' || isExpired(ctx)) return;
+  if (clientGone(ctx.res)) {
+    notRun(host, ctx);
+    return;
+  }
   entry.validator.head(ctx);
   return entry.run(ctx);
+}
+
+/** The pipeline's own 503s, accounted for without a `request failed` line: counted, and a timeout logged once. */
+const accounted = new WeakSet<object>();
+
+/** The 503 of a request the admission control sheds, counted (a line each would flood the log under load). */
+function overloaded(host: PipelineHost): KError {
+  host.shed?.inc({ reason: 'overload' });
+  const error = KError.of('OVERLOADED', 'the server is overloaded: retry later', { headers: { 'Retry-After': String(host.retryAfterS) } });
+  accounted.add(error);
+  return error;
+}
+
+/** A request whose client left before its handler started: not run, answered with nothing (499 in its log line), counted. */
+function notRun(host: PipelineHost, ctx: Ctx): void {
+  host.shed?.inc({ reason: 'client-gone' });
+  if (host.logger.isLevelEnabled('debug')) ctx.logger.debug({ route: ctx.route }, 'client gone before the handler: not run');
+}
+
+/**
+ * A request whose route work ran past its limit: its signal aborts with a `TimeoutError`, what the
+ * work produces later is dropped, and it is answered 503 `HANDLER_TIMEOUT` through `fail`. Called by
+ * the App's {@link HandlerTimeouts}.
+ *
+ * @example
+ * const timeouts = new HandlerTimeouts((ctx) => handlerTimedOut(host, ctx));
+ */
+export function handlerTimedOut(host: PipelineHost, ctx: Ctx): void {
+  if (ctx.res.headersSent || ctx.res.destroyed) return;
+  // the route's limit, for the log line: looked up again rather than kept for every request
+  const found = host.router.find(ctx.method, ctx.req.url ?? '/');
+  const ms = found.kind === 'found' ? found.entry.timeoutMs : 0;
+  const message = `the handler ran longer than ${ms} ms`;
+  expireRequest(ctx, new DOMException(message, 'TimeoutError'));
+  host.shed?.inc({ reason: 'handler-timeout' });
+  ctx.logger.warn({ route: ctx.route, timeoutMs: ms }, 'handler timed out');
+  const error = KError.of('HANDLER_TIMEOUT', message);
+  accounted.add(error);
+  fail(host, ctx, error);
 }
 
 /** No route: the App's not-found handler answers (404 unless it sets another status), or the 404 problem. */
@@ -130,9 +201,12 @@ function checkHost(req: IncomingMessage): void {
 }
 
 function respond(host: PipelineHost, ctx: Ctx): void {
-  if (ctx.res.headersSent) return;
+  // a client gone: nobody to answer
+  if (ctx.res.headersSent || ctx.res.destroyed) return;
   try {
     writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => {
+      // timed out before the stream's first chunk: answered already
+      if (isExpired(ctx)) return;
       // a client gone before the stream's first chunk: nobody to answer, and no failure of the server's
       if (ctx.res.destroyed || ctx.req.destroyed) ctx.res.destroy();
       else fail(host, ctx, error);
@@ -153,6 +227,11 @@ const mapped = new WeakSet<Ctx>();
 function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
   // a stream or an event source the handler chose will not be sent now: close it (a file, a cursor, a subscription)
   discardReply(ctx.reply);
+  if (clientGone(ctx.res) && abortedByClient(error)) {
+    // nobody to answer, and no failure of the server's: the request line says 499
+    if (error instanceof ClientGoneError && error.beforeHandler) notRun(host, ctx);
+    return;
+  }
   const handler = host.seams.errorHandler;
   if (handler === undefined || mapped.has(ctx) || ctx.res.headersSent) {
     boundary(host, ctx, error);
@@ -164,11 +243,15 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
   ctx.statusCode = 500;
   // what it sends is an error response: the route's response schemas do not apply
   ctx.serializer = undefined;
+  // a handler timeout while an asynchronous error handler runs answers instead: what it says later is dropped
+  const expired = isExpired(ctx);
   const done = (value: unknown) => {
+    if (isExpired(ctx) !== expired) return;
     if (ctx.reply.kind !== 'none') respond(host, ctx);
     else boundary(host, ctx, value === undefined ? error : value);
   };
   const broken = (thrown: unknown) => {
+    if (isExpired(ctx) !== expired) return;
     ctx.reply = { kind: 'none' };
     boundary(host, ctx, new Error('the error handler threw', { cause: thrown }));
   };
@@ -186,7 +269,7 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
 /** The default boundary: an error as an RFC 9457 problem, logged when it is the server's fault. */
 function boundary(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
   const problem = toProblem(error, { instance: ctx.path, requestId: ctx.requestId, traceId: ctx.traceId, production: host.production });
-  if (problem.internal) logFailure(ctx, error);
+  if (problem.internal && !accounted.has(error as object)) logFailure(ctx, error);
   const res = ctx.res;
   const language = localize(host, ctx, problem);
   ctx.statusCode = problem.status;
@@ -275,7 +358,8 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     bytes: ctx.reply.kind === 'stream' || ctx.reply.kind === 'sse' ? bytesSent(ctx) : undefined,
   };
   if (completed) writeRequestLine(host.logger, line);
-  else host.logger.warn({ ...line, aborted: true }, 'request aborted');
+  // the client's doing, not the server's: no warning
+  else host.logger.info({ ...line, aborted: true }, 'request aborted');
 }
 
 function pathOf(url: string): string {

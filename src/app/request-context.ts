@@ -9,7 +9,11 @@ import type { Logger } from 'pino';
  * const page = await repo.findAll(ctx.context(), ctx.parsePagination());
  */
 export interface RequestContext {
-  /** Aborts when the client goes away or the shutdown deadline passes. */
+  /**
+   * Aborts when the client goes away (reason: a `ClientGoneError`), when the handler runs past
+   * `timeouts.handlerMs` or the route's `timeoutMs` (a `DOMException` named `TimeoutError`), or when
+   * the shutdown deadline passes.
+   */
   signal: AbortSignal;
   requestId: string;
   /** The request's logger: every line carries the request id. */

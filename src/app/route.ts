@@ -125,6 +125,13 @@ export interface Route {
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
   /**
+   * How long the route's work (its `onRequest` hooks, validation, middlewares, body and handler, up to
+   * the head of its response) may run before the request is answered 503 `HANDLER_TIMEOUT` and
+   * `ctx.context().signal` aborts with a `TimeoutError`, in ms (default: `timeouts.handlerMs`; `0`: no limit).
+   * A streamed reply or an event stream is no longer timed once its head is sent.
+   */
+  timeoutMs?: number;
+  /**
    * How the request body is read into `ctx.body` (default `json`): `text` (decoded per its charset),
    * `raw` (the exact bytes, a Buffer), `form` (urlencoded, validated by `schema.body`), `multipart`
    * (parts streamed one by one, or read whole with `multipart.buffer`), `stream` (the request itself).

@@ -3,6 +3,7 @@ import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { KError } from '../errors/k-error.ts';
 import { bodyOptionsProblem } from './bodies/route-options.ts';
 import { type BodyOptions, readBody, readJsonBody } from './body.ts';
+import { ClientGoneError, clientGone } from './client-gone.ts';
 import { compose, type RouteRun } from './compose.ts';
 import { checkHook, type HookChain } from './group.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
@@ -18,6 +19,16 @@ export interface RouteEntry {
   readonly hooks: HookChain;
   /** Writes its JSON replies by `schema.response`; `undefined` when it declares none (see serializer.ts). */
   readonly serializer: ResponseSerializer | undefined;
+  /** The route's `timeoutMs`, else the App's `timeouts.handlerMs`; 0: none. */
+  readonly timeoutMs: number;
+  /** Whether the admission control may shed its requests (every route but the built-in `/health`). */
+  readonly sheddable: boolean;
+}
+
+/** How the App registers a route of its own (see `Router.add`). */
+export interface RouteRegistration {
+  /** The admission control never sheds it (`/health`). */
+  exempt?: boolean;
 }
 
 export type Lookup =
@@ -37,10 +48,12 @@ export class Router {
   readonly #routes: Route[] = [];
   readonly #autoHead = new Set<string>();
   readonly #bodyLimit: number;
+  readonly #handlerMs: number;
   #version = 0;
 
-  constructor(options: { maxParamLength: number; bodyLimit: number }) {
+  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number }) {
     this.#bodyLimit = options.bodyLimit;
+    this.#handlerMs = options.handlerMs ?? 0;
     this.engine = FindMyWay({
       maxParamLength: options.maxParamLength,
       caseSensitive: true,
@@ -62,7 +75,13 @@ export class Router {
     return this.#version;
   }
 
-  add(route: Route, prefix = '', middlewares: readonly Middleware[] = [], hooks: HookChain = []): void {
+  add(
+    route: Route,
+    prefix = '',
+    middlewares: readonly Middleware[] = [],
+    hooks: HookChain = [],
+    registration: RouteRegistration = {},
+  ): void {
     if (typeof route !== 'object' || route === null) throw createError('FLO_ERR_BAD_ROUTE', { got: describeValue(route) });
     const full: Route = { ...route, path: joinPath(prefix, route.path) };
     checkRoute(full);
@@ -71,7 +90,15 @@ export class Router {
     const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route, validator, bodyLimit);
     const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
     const serializer = compileSerializer(full);
-    const entry: RouteEntry = { route: full, validator, run, hooks: [...hooks, route.onRequest ?? []], serializer };
+    const entry: RouteEntry = {
+      route: full,
+      validator,
+      run,
+      hooks: [...hooks, route.onRequest ?? []],
+      serializer,
+      timeoutMs: route.timeoutMs ?? this.#handlerMs,
+      sheddable: registration.exempt !== true,
+    };
     const key = `${full.method} ${full.path}`;
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
@@ -115,13 +142,17 @@ export class Router {
   }
 }
 
-/** The body is read and validated after the middlewares, right before the handler. */
-/** The handler after reading the body the route declares (JSON by default, on its own fast path) and validating it. */
+/**
+ * The handler after reading the body the route declares (JSON by default, on its own fast path) and
+ * validating it: after the middlewares, right before the handler. A client gone by then is not read
+ * from: the handler does not run (`ClientGoneError`, which the pipeline answers with nothing).
+ */
 function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
   const handler = route.handler;
   const kind = route.body ?? 'json';
   if (kind === 'json')
     return async (ctx) => {
+      if (clientGone(ctx.res)) throw new ClientGoneError(true);
       ctx.body = await readJsonBody(ctx.req, limit);
       validator.body(ctx);
       return handler(ctx);
@@ -131,6 +162,7 @@ function withBody(route: Route, validator: RequestValidator, limit: number): Han
   if (route.form !== undefined) options.form = route.form;
   if (route.multipart !== undefined) options.multipart = route.multipart;
   return async (ctx) => {
+    if (clientGone(ctx.res)) throw new ClientGoneError(true);
     ctx.body = await readBody(ctx.req, options, ctx.context().signal);
     validator.body(ctx);
     return handler(ctx);
@@ -172,4 +204,14 @@ function checkRoute(route: Route): void {
     if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `route ${where}` });
   }
   for (const hook of route.onRequest ?? []) checkHook(hook, `the onRequest of route ${where}`);
+  const timeout = route.timeoutMs;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw createError('FLO_ERR_BAD_ROUTE_OPTION', {
+      route: where,
+      reason: `timeoutMs must be an integer of ms in 0..${MAX_TIMEOUT_MS}, got ${describeValue(timeout)}`,
+    });
+  }
 }
+
+/** The largest `timeoutMs`, as `timeouts.handlerMs`'s: an hour. */
+const MAX_TIMEOUT_MS = 3_600_000;

@@ -184,7 +184,7 @@ export const CONFIG_SCHEMA = object(
         delayTargetMs: ms(1, 60_000, {
           default: 50,
           description:
-            "A worker (or a standalone App) sheds new requests while its event loop's delay has stayed above this for `delayIntervalMs`: requests on keep-alive connections and with `balancing: kernel` queue in the worker's own sockets, where the primary cannot see them.",
+            "Once its event loop's delay has stayed above this for `delayIntervalMs`, a worker (or a standalone App) sheds the new requests that find its loop later than this: requests on keep-alive connections and with `balancing: kernel` queue in the worker's own sockets, where the primary cannot see them.",
         }),
         delayIntervalMs: ms(1, 60_000, {
           default: 500,

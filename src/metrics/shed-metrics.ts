@@ -1,21 +1,32 @@
-import { Counter, type Registry } from 'prom-client';
-
-/** Why a request was turned away or its work stopped short. */
-export type ShedReason = 'queue' | 'overload' | 'client-gone' | 'handler-timeout';
+import type { Counter, Registry } from 'prom-client';
+import { registeredCounter } from './registered-metric.ts';
 
 /**
- * `flotilla_requests_shed_total{reason}` on `registry`: registered by every
- * worker (`overload`, `client-gone`, `handler-timeout`) and by the primary
- * (`queue`, `client-gone` while queued), summed by the primary like the rest.
+ * Why a request was turned away without its route's work being done: the `reason` label of
+ * `flotilla_requests_shed_total`. `overload`: the worker's admission control shed it (its event loop
+ * stayed late); `client-gone`: its client had left before the handler started; `handler-timeout`: its
+ * handler ran past `timeouts.handlerMs` and was answered 503; `queue`: the primary's queue deadline.
  *
  * @example
- * const shed = shedCounter(registry); shed.inc({ reason: 'overload' });
+ * const reason: ShedReason = 'client-gone';
  */
-export function shedCounter(registry: Registry): Counter<'reason'> {
-  return new Counter({
+export type ShedReason = 'overload' | 'client-gone' | 'handler-timeout' | 'queue';
+
+/**
+ * Registers (or reuses) `flotilla_requests_shed_total{reason}` on a registry and starts the given
+ * reasons at 0, so that their rates are defined from the start. Workers pass their three reasons,
+ * the primary its own: the primary's sum of the workers' counters and its own is one family.
+ *
+ * @example
+ * const shed = shedCounter(registry, ['overload', 'client-gone', 'handler-timeout']);
+ * shed.inc({ reason: 'overload' });
+ */
+export function shedCounter(registry: Registry, reasons: readonly ShedReason[] = []): Counter<'reason'> {
+  const counter = registeredCounter(registry, {
     name: 'flotilla_requests_shed_total',
-    help: 'Requests turned away or cut short, by reason: queue (the primary answered 503: no worker could take the connection in time), overload (a worker answered 503 before any work), client-gone (the client left before its handler ran), handler-timeout (503 after timeouts.handlerMs).',
+    help: 'Requests answered without running their route (overload: 503 by admission control; client-gone: not run, the client had left; handler-timeout: 503 after timeouts.handlerMs; queue: 503 by the primary).',
     labelNames: ['reason'],
-    registers: [registry],
   });
+  for (const reason of reasons) counter.inc({ reason }, 0);
+  return counter;
 }

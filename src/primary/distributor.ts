@@ -81,6 +81,8 @@ export class Distributor {
   #dropping = false;
   #timer: NodeJS.Timeout | undefined;
   #accepted = 0;
+  /** The queue's length as the gauge last heard it. */
+  #reported = 0;
   #closed: Promise<void> | undefined;
   readonly #emptied = Promise.withResolvers<void>();
 
@@ -279,8 +281,12 @@ export class Distributor {
 
   /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */
   #changed(): void {
-    this.#o.metrics.queued(this.#queue.length);
-    if (this.#queue.length > 0) return;
+    const length = this.#queue.length;
+    if (length !== this.#reported) {
+      this.#reported = length;
+      this.#o.metrics.queued(length);
+    }
+    if (length > 0) return;
     this.#aboveSince = undefined;
     this.#dropping = false;
     clearInterval(this.#timer);

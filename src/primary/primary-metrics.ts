@@ -46,7 +46,7 @@ export class PrimaryMetrics {
   });
   /** Metrics the workers also count: summed with theirs rather than rendered beside them (see `ClusterExposition`). */
   readonly shared = new Registry();
-  readonly shed = shedCounter(this.shared);
+  readonly shed = shedCounter(this.shared, ['queue', 'client-gone']);
   readonly handoffWait = new Histogram({
     name: 'flotilla_handoff_wait_seconds',
     help: 'Time a connection waited in the primary, from its accept to its hand-off to a worker (balancing: primary).',

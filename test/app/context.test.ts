@@ -29,8 +29,9 @@ describe('ctx.context()', () => {
     socket.destroy();
     const reason = await aborted.promise;
     assert.match(String((reason as Error).message), /client closed the connection/);
+    assert.equal((reason as Error).name, 'ClientGoneError');
     const line = await logs.waitFor((l) => l['msg'] === 'request aborted');
-    assert.equal(line['level'], 'warn');
+    assert.equal(line['level'], 'info', "the client's doing: no warning");
     assert.equal(line['aborted'], true);
     assert.equal(line['requestId'], 'gone-1');
     assert.equal(line['route'], '/wait');

@@ -71,6 +71,7 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_METHOD: () => register({ method: 'FETCH', path: '/x', handler }),
   FLO_ERR_BAD_PATH: () => register({ method: 'GET', path: 'x', handler }),
   FLO_ERR_BAD_BODY_OPTION: () => register({ method: 'POST', path: '/x', body: 'xml' as never, handler }),
+  FLO_ERR_BAD_ROUTE_OPTION: () => register({ method: 'GET', path: '/x', timeoutMs: -1, handler }),
   FLO_ERR_BAD_HANDLER: () => register({ method: 'GET', path: '/x', handler: 'nope' }),
   FLO_ERR_BAD_MIDDLEWARE: () => register({ method: 'GET', path: '/x', handler, middlewares: ['nope'] }),
   FLO_ERR_BAD_PATTERN: () => register({ method: 'GET', path: '/:a-:b', handler }),

@@ -1,0 +1,136 @@
+/** What the admission control reads of the config (`overload`). */
+export interface AdmissionOptions {
+  /** Shedding starts once the event loop's delay stayed above this for `intervalMs`. */
+  readonly targetMs: number;
+  /** How long the delay must stay above the target (or below it) to start (or stop) shedding. */
+  readonly intervalMs: number;
+  /** Hears every change of state, with the delay sample that made it. */
+  readonly onChange?: (shedding: boolean, delayMs: number) => void;
+}
+
+/**
+ * Admission control for the requests that queue in this process's own sockets (keep-alive connections,
+ * `balancing: kernel`, a standalone App), where no one else sees them wait: they wait for the event
+ * loop. A probe timer is due every `probeMs` (a fifth of the target, at most 10 ms) while requests
+ * come in: the first request arms it, and it stops after an interval without any (and not
+ * shedding), so an idle App has no timer. A request that starts while the probe is overdue has
+ * waited behind whatever kept the loop from it, other requests of the same turn above all: how
+ * overdue the probe is when a request starts is that request's queueing delay, and the largest
+ * since the previous probe is the delay the rule below reads.
+ *
+ * CoDel's rule on that delay: shedding starts once it stayed above `targetMs` for a whole `intervalMs`
+ * (a burst shorter than that is absorbed), and stops once it stayed below for an interval. While
+ * shedding, a new request is turned away only if the loop is late by more than the target right now
+ * (the last probe's delay, or how overdue the next probe is when more): the worker keeps serving at
+ * its capacity, with a queueing delay near the target, and sheds only the excess.
+ *
+ * Measured at the requests rather than at the probe: a client sending heavy requests one after the
+ * other over a socket keeps the loop busy, yet each request starts in a turn of its own, after the
+ * probe fired: nobody waits, and nothing is shed.
+ *
+ * @example
+ * const admission = new Admission({ targetMs: 50, intervalMs: 500 });
+ * if (!admission.admit(performance.now())) throw KError.of('OVERLOADED');
+ */
+export class Admission {
+  readonly #targetMs: number;
+  readonly #intervalMs: number;
+  readonly #probeMs: number;
+  readonly #onChange: ((shedding: boolean, delayMs: number) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #armed = false;
+  /** When the armed probe is due (`performance.now()`). */
+  #dueAt = 0;
+  /** A request came in since the last probe. */
+  #active = false;
+  /** The longest a request waited since the last probe (how overdue the probe was when it started). */
+  #waited = 0;
+  /** Probes in a row that saw no request: at an interval's worth, the probe stops. */
+  #quiet = 0;
+  /** The delay the last probe measured. */
+  #delayMs = 0;
+  #shedding = false;
+  /** Since when the delay has pointed away from the state (above the target while admitting, below while shedding). */
+  #since = Number.NaN;
+
+  constructor(options: AdmissionOptions) {
+    this.#targetMs = options.targetMs;
+    this.#intervalMs = options.intervalMs;
+    // a few samples per target: the delay is known within a fifth of it, at no more than 100 wake-ups a second
+    this.#probeMs = Math.min(10, Math.max(1, Math.floor(options.targetMs / 5)));
+    this.#onChange = options.onChange;
+  }
+
+  /** True while requests are being shed. */
+  get shedding(): boolean {
+    return this.#shedding;
+  }
+
+  /** The queueing delay the last probe took in, in ms. */
+  get delayMs(): number {
+    return this.#delayMs;
+  }
+
+  /**
+   * Whether to serve a new request; false: answer it 503 at once. Called once per request, with the
+   * time it started (`performance.now()`, read by the caller anyway).
+   */
+  admit(now: number): boolean {
+    this.#active = true;
+    if (!this.#armed) {
+      this.#arm(now);
+      return !this.#shedding;
+    }
+    const waited = now - this.#dueAt;
+    if (waited > this.#waited) this.#waited = waited;
+    return !this.#shedding || waited <= this.#targetMs;
+  }
+
+  /** Drops the probe (the App has closed). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#armed = false;
+  }
+
+  #arm(now: number): void {
+    this.#armed = true;
+    this.#dueAt = now + this.#probeMs;
+    // one Timeout object, re-armed: no allocation per probe
+    if (this.#timer === undefined) this.#timer = setTimeout(this.#probe, this.#probeMs).unref();
+    else this.#timer.refresh();
+  }
+
+  readonly #probe = (): void => {
+    const now = performance.now();
+    const delay = this.#waited;
+    this.#waited = 0;
+    this.#delayMs = delay;
+    this.#observe(now, delay);
+    this.#quiet = this.#active ? 0 : this.#quiet + 1;
+    this.#active = false;
+    // while shedding, until the delay has come down; otherwise until an interval without a request
+    if (this.#shedding || this.#quiet * this.#probeMs < this.#intervalMs) {
+      this.#arm(now);
+    } else {
+      this.#armed = false;
+      this.#quiet = 0;
+      this.#since = Number.NaN;
+    }
+  };
+
+  #observe(now: number, delay: number): void {
+    if (delay > this.#targetMs === this.#shedding) {
+      this.#since = Number.NaN;
+      return;
+    }
+    if (Number.isNaN(this.#since)) {
+      this.#since = now;
+      return;
+    }
+    if (now - this.#since < this.#intervalMs) return;
+    this.#shedding = !this.#shedding;
+    this.#since = Number.NaN;
+    this.#onChange?.(this.#shedding, delay);
+  }
+}

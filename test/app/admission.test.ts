@@ -1,0 +1,177 @@
+import { Agent, request } from 'node:http';
+import { describe, type TestContext, test } from 'node:test';
+import { Admission } from '../../src/app/admission.ts';
+import type { KConfig } from '../../src/config/types.ts';
+import { controller, serve, testApp } from '../helpers/app.ts';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A GET on one of `agent`'s keep-alive connections. */
+function get(agent: Agent, port: number, path: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Busy-waits `ms`: a CPU-bound request. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // busy on purpose
+  }
+}
+
+/** Requests from every client at once on their keep-alive connections: in the loop, they wait behind each other. */
+function round(agent: Agent, port: number, path: string): Promise<Answer[]> {
+  return Promise.all(Array.from({ length: CLIENTS }, () => get(agent, port, path)));
+}
+
+const OVERLOAD: KConfig = { overload: { delayTargetMs: 10, delayIntervalMs: 30, retryAfterS: 3 } };
+const CLIENTS = 6;
+/** A request's cost: CLIENTS of them in one turn of the loop keep the last one waiting well past the target. */
+const COST_MS = 15;
+
+describe('admission control', () => {
+  test('requests waiting behind each other: keep-alive clients get 503 OVERLOADED with Retry-After before any hook runs, /health stays 200; then it recovers', async (t: TestContext) => {
+    const { app, logs } = testApp(OVERLOAD);
+    let hooked = 0;
+    app.registerController(
+      controller(
+        {
+          method: 'GET',
+          path: '/work',
+          onRequest: [
+            () => {
+              hooked++;
+            },
+          ],
+          handler: () => {
+            busy(COST_MS);
+            return { ok: true };
+          },
+        },
+        { method: 'GET', path: '/light', handler: () => ({ ok: true }) },
+      ),
+    );
+    const port = await serve(t, app);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    t.after(() => agent.destroy());
+    t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
+
+    let served = 1;
+    let shed: Answer | undefined;
+    while (shed === undefined) {
+      for (const answer of await round(agent, port, '/work')) {
+        if (answer.status === 200) served++;
+        else shed = answer;
+      }
+    }
+    t.assert.strictEqual(shed.status, 503);
+    t.assert.strictEqual(shed.headers['retry-after'], '3');
+    t.assert.strictEqual(shed.headers['content-type'], 'application/problem+json');
+    t.assert.strictEqual(JSON.parse(shed.body).code, 'OVERLOADED');
+    t.assert.strictEqual(hooked, served, 'a shed request runs no onRequest hook');
+    const health = await get(agent, port, '/health');
+    t.assert.strictEqual(health.status, 200, 'a shed request is no readiness failure, and /health is never shed');
+    const shedding = await logs.waitFor((l) => l['msg'] === 'overloaded: shedding new requests (503 OVERLOADED)');
+    t.assert.strictEqual(shedding['level'], 'warn');
+    const metrics = await app.registry.metrics();
+    t.assert.match(metrics, /^flotilla_admission_state 1$/m);
+    t.assert.match(metrics, /^flotilla_requests_shed_total\{reason="overload"\} [1-9]\d*$/m);
+    t.assert.deepStrictEqual(
+      logs.lines.filter((l) => l['level'] === 'error'),
+      [],
+      'shedding logs no error',
+    );
+
+    // the load stops: light requests keep the probe going until the delay stayed under the target for an interval
+    const back = (l: Record<string, unknown>) => l['msg'] === 'load back under target: admitting every request';
+    while (!logs.lines.some(back)) await get(agent, port, '/light');
+    t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
+    t.assert.match(await app.registry.metrics(), /^flotilla_admission_state 0$/m);
+  });
+
+  test('overload.enabled false: requests waiting behind each other are all served', async (t: TestContext) => {
+    const { app } = testApp({ overload: { ...OVERLOAD.overload, enabled: false } });
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/work',
+        handler: () => {
+          busy(COST_MS);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    t.after(() => agent.destroy());
+    for (let i = 0; i < 10; i++) {
+      const answers = await round(agent, port, '/work');
+      t.assert.deepStrictEqual(
+        answers.map((a) => a.status),
+        Array(CLIENTS).fill(200),
+      );
+    }
+    t.assert.doesNotMatch(await app.registry.metrics(), /flotilla_admission_state/);
+  });
+
+  test('heavy requests one after the other on a keep-alive connection keep the loop busy, but nobody waits: nothing is shed', async (t: TestContext) => {
+    const { app, logs } = testApp(OVERLOAD);
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/heavy',
+        handler: () => {
+          busy(40);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    t.after(() => agent.destroy());
+    for (let i = 0; i < 20; i++) t.assert.strictEqual((await get(agent, port, '/heavy')).status, 200);
+    t.assert.strictEqual(logs.lines.filter((l) => String(l['msg']).startsWith('overloaded')).length, 0);
+  });
+});
+
+describe('Admission', () => {
+  test('an idle App has no probe timer; a request arms one, which stops an interval after requests stop', async (t: TestContext) => {
+    const armed = t.mock.method(globalThis, 'setTimeout');
+    const admission = new Admission({ targetMs: 50, intervalMs: 30 });
+    t.after(() => admission.stop());
+    t.assert.strictEqual(armed.mock.callCount(), 0, 'nothing before the first request');
+    t.assert.strictEqual(admission.admit(performance.now()), true);
+    t.assert.strictEqual(armed.mock.callCount(), 1);
+    for (let i = 0; i < 100; i++) admission.admit(performance.now());
+    t.assert.strictEqual(armed.mock.callCount(), 1, 'one probe for many requests, re-armed rather than created');
+    armed.mock.restore();
+    const probe = armed.mock.calls[0]?.result as NodeJS.Timeout;
+    // the first probe saw the requests and re-arms; those of the next interval see none, and the last stops
+    await waitUntil(() => !probe.hasRef() && !isPending(probe));
+    t.assert.strictEqual(admission.shedding, false);
+  });
+});
+
+/** Whether a timer is still to fire (node's Timeout keeps `_destroyed` once it fired for good or was cleared). */
+function isPending(timer: NodeJS.Timeout): boolean {
+  return !(timer as unknown as { _destroyed: boolean })._destroyed;
+}
+
+/** Resolves once `condition` holds, checking once per turn of the event loop. */
+async function waitUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
