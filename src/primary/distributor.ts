@@ -84,6 +84,8 @@ export class Distributor {
   /** The queue's length as the gauge last heard it. */
   #reported = 0;
   #closed: Promise<void> | undefined;
+  /** The listener is closed and the queue handed over: no connection follows for any worker. */
+  #ended = false;
   readonly #emptied = Promise.withResolvers<void>();
 
   constructor(options: DistributorOptions) {
@@ -104,12 +106,13 @@ export class Distributor {
     });
   }
 
-  /** A worker listens: it takes connections from now on. */
+  /** A worker listens: it takes connections from now on (one that comes up after `close()` is told at once that none follows). */
   add(worker: Worker): void {
     if (this.#targets.has(worker)) return;
     this.#targets.set(worker, { pending: 0, open: true });
     this.#order.push(worker);
-    this.#dispatch();
+    if (this.#ended) this.retire(worker);
+    else this.#dispatch();
   }
 
   /** A worker exited: what it had not acknowledged is lost with it. */
@@ -146,6 +149,7 @@ export class Distributor {
       await acceptQueued(() => this.#accepted);
       this.#server.close();
       if (this.#queue.length > 0) await this.#emptied.promise;
+      this.#ended = true;
       for (const worker of this.#targets.keys()) this.retire(worker);
     })();
     return this.#closed;

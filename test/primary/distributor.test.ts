@@ -209,3 +209,15 @@ test('a retiring worker is handed nothing more, and is told so', async (t: TestC
   t.assert.strictEqual(a.handed.length, 0);
   for (const h of b.handed) h.socket.destroy();
 });
+
+test('a worker that comes up after the close is told at once that no connection follows', async (t: TestContext) => {
+  const { distributor } = start(t);
+  await distributor.listen('127.0.0.1', 0);
+  await distributor.close();
+  const late = new FakeWorker();
+  distributor.add(asWorker(late));
+  t.assert.deepStrictEqual(
+    late.messages.map((m) => (m as { type: string }).type),
+    ['flotilla:handoff-end'],
+  );
+});
