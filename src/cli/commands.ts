@@ -13,6 +13,7 @@ import { checkSettings, redactSettings, undeclaredSettings } from '../config/set
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
 import { devBanner, devConfig, watchService } from './dev.ts';
+import { discoverConfig, noConfigFile } from './discover-config.ts';
 
 /**
  * The `flotilla` commands. This is the composition root: the only module that
@@ -45,9 +46,16 @@ async function main(argv: readonly string[]): Promise<number> {
     return init({ directory: process.cwd(), force: args.force, out: process.stdout });
   }
 
+  const chosen = discoverConfig(args.config);
+  if (chosen === undefined) {
+    process.stderr.write(`flotilla: ${noConfigFile()}\n`);
+    return 2;
+  }
+  const configFile = chosen.file;
+  if (chosen.discovered) process.stderr.write(`flotilla: using ${configFile} (no --config given)\n`);
   let loaded: LoadedConfig;
   try {
-    loaded = loadConfigFile(args.config);
+    loaded = loadConfigFile(configFile);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`flotilla: ${error.message}\n`);
@@ -56,7 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
 
   switch (args.command) {
     case 'config':
-      process.stdout.write(`${JSON.stringify(await effectiveConfig(loaded, args.config), null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify(await effectiveConfig(loaded, configFile), null, 2)}\n`);
       return 0;
     case 'openapi': {
       const servicePath = requireService(loaded);
@@ -64,7 +72,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
       // the document alone on stdout; on stderr only what needs attention, not the App's shutdown phases
       if (app.logger.levelVal < app.logger.levels.values['warn']!) app.logger.level = 'warn';
-      await located(args.config, async () => (await loadService<App>(servicePath))(app));
+      await located(configFile, async () => (await loadService<App>(servicePath))(app));
       process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);
       await app.close();
       return 0;
@@ -80,12 +88,12 @@ async function main(argv: readonly string[]): Promise<number> {
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
       const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
       const load = () => {
-        const again = loadConfigFile(args.config).config;
+        const again = loadConfigFile(configFile).config;
         return dev ? devConfig(again, pretty) : again;
       };
       const primary = new Primary({
         config,
-        configFile: args.config,
+        configFile,
         load,
         servicePath,
         workerEntry,
@@ -94,7 +102,7 @@ async function main(argv: readonly string[]): Promise<number> {
       });
       if (!dev) return primary.run();
       if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
-      const stop = watchService(servicePath, args.config, (file, isConfig) => {
+      const stop = watchService(servicePath, configFile, (file, isConfig) => {
         logger.info(
           { file: relative(process.cwd(), file) },
           'changed: restarting the worker (the old one serves until the new one listens)',

@@ -58,7 +58,8 @@ export const CONFIG_SCHEMA = object(
     host: text({ default: '0.0.0.0', description: 'Listening address.' }),
     env: choice(['development', 'staging', 'production'], {
       default: 'development',
-      description: '`production` removes the docs routes and hides internal error details.',
+      description:
+        '`production` removes the docs routes and hides internal error details. Left out, it is `NODE_ENV` when that is one of the three, else `development`.',
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
     docs: object(

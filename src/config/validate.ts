@@ -3,6 +3,7 @@ import { availableCpus } from '../cluster/cpus.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
+import { envFromNodeEnv } from './env-default.ts';
 import { MAX_WORKERS } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
@@ -20,7 +21,8 @@ const resolved = new WeakSet<object>();
 
 /**
  * Validates a configuration, reports every problem at once, applies the
- * defaults and returns a deeply frozen config. A config it returned before is
+ * defaults (`env`'s is `NODE_ENV` when that is `development`, `staging` or
+ * `production`) and returns a deeply frozen config. A config it returned before is
  * returned as is.
  *
  * @example
@@ -30,7 +32,10 @@ export function resolveConfig(input: unknown = {}): ResolvedConfig {
   if (typeof input === 'object' && input !== null && resolved.has(input)) return input as ResolvedConfig;
   const problems = configProblems(input);
   if (problems.length > 0) throw new ConfigError(problems);
-  const config = merge(DEFAULTS, input as KConfig) as ResolvedConfig;
+  const given = input as KConfig;
+  // `env` left out follows NODE_ENV when it names one of the three (env-default.ts)
+  const env = given.env ?? envFromNodeEnv();
+  const config = merge(DEFAULTS, env === undefined ? given : { ...given, env }) as ResolvedConfig;
   // the docs title is the service's name unless one is given: `flotilla config` shows what the docs show
   if ((input as KConfig).docs?.title !== undefined) return adoptResolvedConfig(config);
   return adoptResolvedConfig({ ...config, docs: { ...config.docs, title: config.serviceName } });

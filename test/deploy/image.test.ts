@@ -79,12 +79,13 @@ test('the Dockerfile builds with podman', { skip, timeout: 10 * 60_000 }, async 
   assert.ok(installed, 'podman is required in CI, where .ci/run installs it (Debian package "podman")');
   await sh('bash', ['deploy/image-build.sh', TAG], 9 * 60_000);
   const [image] = JSON.parse(await podman(['image', 'inspect', TAG])) as {
-    Config: { User?: string; StopSignal?: string; Cmd?: string[]; ExposedPorts?: Record<string, unknown> };
+    Config: { User?: string; StopSignal?: string; Cmd?: string[]; Env?: string[]; ExposedPorts?: Record<string, unknown> };
     Healthcheck?: { Test?: string[] };
   }[];
   assert.ok(image);
   assert.equal(image.Config.User, 'node');
   assert.equal(image.Config.StopSignal, 'SIGTERM');
+  assert.ok(image.Config.Env?.includes('NODE_ENV=production'), 'NODE_ENV=production: env follows it (no docs, no internal details)');
   assert.deepEqual(image.Config.Cmd, ['node', 'dist/cli/main.js', 'start', '--config', 'config/app.yaml']);
   assert.deepEqual(Object.keys(image.Config.ExposedPorts ?? {}).sort(), ['3000/tcp', '9464/tcp']);
   assert.equal(image.Healthcheck?.Test?.[1], 'node', 'the HEALTHCHECK is kept (Docker image format) and runs node');
@@ -121,6 +122,7 @@ test('a container of the image answers /health and passes its HEALTHCHECK', { sk
   assert.equal(((await health.json()) as { status: string }).status, 'pass');
   assert.equal(await status(`http://127.0.0.1:${api}/api/books/42`), 200, 'a worker serves the example');
   assert.equal(await status(`http://127.0.0.1:${metrics}/metrics`), 200, 'the metrics port answers');
+  assert.equal(await status(`http://127.0.0.1:${api}/docs`), 404, 'production, from NODE_ENV: no docs page');
 
   assert.equal(await podman(['exec', container, 'id', '-u']), '1000', 'runs as the node user');
   await podman(['healthcheck', 'run', container]);
