@@ -7,9 +7,10 @@ import { createLogger } from '../app/logger.ts';
 import { prettyAvailable } from '../app/pretty-stream.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
-import { type LoadedConfig, loadConfigFile, locateProblems } from '../config/load-file.ts';
+import { type LoadedConfig, loadConfigFile, locateProblems, type UnsetSetting } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
 import { checkSettings, redactSettings, undeclaredSettings } from '../config/settings.ts';
+import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
 import { devBanner, devConfig, watchService } from './dev.ts';
@@ -55,7 +56,9 @@ async function main(argv: readonly string[]): Promise<number> {
   if (chosen.discovered) process.stderr.write(`flotilla: using ${configFile} (no --config given)\n`);
   let loaded: LoadedConfig;
   try {
-    loaded = loadConfigFile(configFile);
+    // `openapi` and `config` connect to nothing: settings whose variables are unset (secrets) are left out
+    const lenient = args.command === 'openapi' || args.command === 'config';
+    loaded = loadConfigFile(configFile, process.env, lenient ? { unsetSettings: 'absent' } : {});
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`flotilla: ${error.message}\n`);
@@ -63,10 +66,18 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   switch (args.command) {
-    case 'config':
-      process.stdout.write(`${JSON.stringify(await effectiveConfig(loaded, configFile), null, 2)}\n`);
-      return 0;
+    case 'config': {
+      const shown = withUnsetMarkers(await effectiveConfig(loaded, configFile), loaded.unset ?? []);
+      process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+      // `start` would refuse the file: say which variables it needs, and exit as for any other problem
+      for (const line of unsetLines(configFile, loaded.unset)) process.stderr.write(`flotilla: ${line}\n`);
+      return loaded.unset?.length ? 2 : 0;
+    }
     case 'openapi': {
+      if (loaded.unset?.length) {
+        const names = [...new Set(loaded.unset.flatMap((u) => u.names))].join(', ');
+        process.stderr.write(`flotilla: the settings are read without the unset environment variables ${names}\n`);
+      }
       const servicePath = requireService(loaded);
       const { App } = await import('../app/app.ts');
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
@@ -131,8 +142,16 @@ async function effectiveConfig(loaded: LoadedConfig, configFile: string): Promis
     if (config.settings !== undefined) throw locateProblems(configFile, undeclaredSettings().problems);
     return redactConfig(config);
   }
-  const settings = located(configFile, () => checkSettings(schema, config.settings));
+  const settings = located(configFile, () => checkSettings(schema, config.settings, unsetPathsOf(config)));
   return redactConfig({ ...config, settings: redactSettings(schema, settings) });
+}
+
+/** One line per setting left out for its unset variables: where, and which. */
+function unsetLines(configFile: string, unset: readonly UnsetSetting[] = []): string[] {
+  return unset.map(
+    (u) =>
+      `${configFile}:${u.line}: ${u.key}: ${u.names.length > 1 ? 'environment variables' : 'environment variable'} ${u.names.join(', ')} ${u.names.length > 1 ? 'are' : 'is'} not set`,
+  );
 }
 
 /** Runs `fn`; a `ConfigError` it throws without a file (the service's settings) gets the config file's lines. */

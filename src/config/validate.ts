@@ -222,11 +222,18 @@ function isServerUrl(url: string): boolean {
 
 /**
  * What a compiled schema finds wrong with `input`, one problem per leaf error, its path under `prefix`
- * (the service's settings are checked under `['settings']`).
+ * (the service's settings are checked under `['settings']`); the errors about a path `ignored` accepts
+ * are left out (settings read without their unset variables, see unset-settings.ts).
  */
-export function schemaProblems(check: ValidateFunction, input: unknown, prefix: readonly (string | number)[] = []): ConfigProblem[] {
+export function schemaProblems(
+  check: ValidateFunction,
+  input: unknown,
+  prefix: readonly (string | number)[] = [],
+  ignored: (path: readonly (string | number)[]) => boolean = () => false,
+): ConfigProblem[] {
   if (check(input)) return [];
-  return leaves(check.errors ?? []).map((e) => {
+  const errors = leaves(check.errors ?? []).filter((e) => !ignored([...prefix, ...targetOf(e)]));
+  return errors.map((e) => {
     const p = toProblem(e);
     const path = [...prefix, ...p.path];
     return { ...p, key: keyOf(path), path };
@@ -244,6 +251,16 @@ function leaves(all: ErrorObject[]): ErrorObject[] {
   const isBranch = (e: ErrorObject) =>
     unions.some((o) => o !== e && e.schemaPath.startsWith(o.schemaPath.slice(0, -o.keyword.length)) && e.instancePath === o.instancePath);
   return all.filter((e) => !isBranch(e));
+}
+
+/** The path of the value an error is about: for `required`, the missing key's. */
+function targetOf(e: ErrorObject): (string | number)[] {
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  return e.keyword === 'required' ? [...path, (e.params as { missingProperty: string }).missingProperty] : path;
 }
 
 function toProblem(e: ErrorObject): ConfigProblem {
