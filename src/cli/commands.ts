@@ -97,7 +97,7 @@ async function main(argv: readonly string[]): Promise<number> {
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
       const logger = createLogger(config, config.logging.pretty ? undefined : pino.destination(1), { role: 'primary' });
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-      const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
+      const workerEntry = fileURLToPath(new URL(`../worker/worker-entry${ext}`, import.meta.url));
       const load = () => {
         const again = loadConfigFile(configFile).config;
         return dev ? devConfig(again, pretty) : again;

@@ -46,7 +46,8 @@ export interface LoadOptions {
 
 /**
  * Reads, parses, interpolates and validates a YAML config file, and checks that
- * its `service` module is a readable file. Every problem is reported at once in
+ * its `service` module and its `preload` modules are readable files (their
+ * paths resolved against the file's directory in the config returned). Every problem is reported at once in
  * a `ConfigError` whose message names file, line and key, e.g.
  * `config/app.yaml:7: docs.servers[0]: ...` or
  * `config/app.yaml:3: service: /srv/app/service.ts does not exist`.
@@ -61,15 +62,26 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   const lenient: UnsetTolerance | undefined = options.unsetSettings === 'absent' ? { under: 'settings', found: [] } : undefined;
   const text = readConfigText(file);
   let config = checkConfigText(text, file, env, lenient, (value) => {
+    const problems: ExtraProblem[] = [];
     const service = isRecord(value) ? value['service'] : undefined;
-    if (typeof service !== 'string' || service === '') return [];
-    const path = servicePathOf(service);
-    const problem = serviceFileProblem(path);
-    return problem === undefined ? [] : [{ path: ['service'], message: `${path} ${problem}` }];
+    if (typeof service === 'string' && service !== '') {
+      const path = servicePathOf(service);
+      const problem = serviceFileProblem(path);
+      if (problem !== undefined) problems.push({ path: ['service'], message: `${path} ${problem}` });
+    }
+    const preload = isRecord(value) ? value['preload'] : undefined;
+    for (const [i, module] of (Array.isArray(preload) ? preload : []).entries()) {
+      if (typeof module !== 'string' || module === '') continue;
+      const path = servicePathOf(module);
+      const problem = serviceFileProblem(path);
+      if (problem !== undefined) problems.push({ path: ['preload', i], message: `${path} ${problem}` });
+    }
+    return problems;
   });
   if (config.i18n !== undefined) {
     config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
+  if (config.preload.length > 0) config = adoptResolvedConfig({ ...config, preload: config.preload.map(servicePathOf) });
   const loaded: LoadedConfig = { file: absolute, config };
   if (config.service !== undefined) loaded.servicePath = servicePathOf(config.service);
   if (lenient !== undefined) {

@@ -260,6 +260,14 @@ export const CONFIG_SCHEMA = object(
         'Cluster mode: number of workers, or `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota).',
     },
     service: text({ description: "Cluster mode: path of the service's setup module, relative to the YAML file." }),
+    preload: strings(
+      { type: 'string', minLength: 1, maxLength: 1024 },
+      {
+        default: [],
+        description:
+          'Cluster mode: modules (paths relative to the YAML file) each worker imports before anything else (`--import`) and the service thread imports before the service: where an OpenTelemetry SDK is registered. Read once at start.',
+      },
+    ),
     settings: {
       type: 'object',
       description:

@@ -136,6 +136,10 @@ async function checkInstall(t: TestContext, dir: string): Promise<void> {
   const version = await run(dir, 'npx', ['--no', '--', 'flotilla', '--version']);
   t.assert.strictEqual(version.stdout.trim(), `flotilla ${PKG.version}`);
 
+  // the peer dependency, installed by npm itself although the project asked for flotilla alone
+  const api = await run(dir, process.execPath, ['-p', "require('@opentelemetry/api/package.json').version"]);
+  t.assert.match(api.stdout.trim(), /^1\.(9|[1-9]\d)\.\d+$/, 'npm installed @opentelemetry/api (^1.9.0)');
+
   writeFileSync(join(dir, 'probe.yaml'), 'serviceName: probe\nport: 8080\n');
   const config = await run(dir, 'npx', ['--no', '--', 'flotilla', 'config', '--config', 'probe.yaml']);
   const effective = JSON.parse(config.stdout) as { serviceName: string; port: number };
@@ -156,6 +160,14 @@ describe('installs from the README', { concurrency: true, timeout: 900_000 }, ()
 
   test('a tarball: npm install <npm pack of a clone>', async (t: TestContext) => {
     await checkInstall(t, await tarballProject());
+  });
+
+  test("with today's OpenTelemetry SDK: npm install @opentelemetry/sdk-node succeeds, one copy of the API", async (t: TestContext) => {
+    const dir = await project('with-sdk', tarball);
+    await run(dir, 'npm', ['install', ...NPM_FLAGS, '@opentelemetry/sdk-node', '@opentelemetry/exporter-trace-otlp-http']);
+    const { stdout } = await run(dir, 'npm', ['query', '[name="@opentelemetry/api"]']);
+    const copies = (JSON.parse(stdout) as { path: string; version: string }[]).map((p) => p.version);
+    t.assert.strictEqual(copies.length, 1, `one copy of @opentelemetry/api, shared by flotilla and the SDK (found ${copies.join(', ')})`);
   });
 
   test('then npx flotilla init: npm test passes, tsc checks, npm start serves and stops on SIGTERM', async (t: TestContext) => {
