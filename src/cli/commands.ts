@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { App } from '../app/app.ts';
@@ -13,7 +13,7 @@ import { checkSettings, redactSettings, undeclaredSettings } from '../config/set
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
-import { devBanner, devConfig, watchService } from './dev.ts';
+import { devBanner, devConfig } from './dev.ts';
 import { discoverConfig, noConfigFile } from './discover-config.ts';
 
 /**
@@ -113,15 +113,18 @@ async function main(argv: readonly string[]): Promise<number> {
       });
       if (!dev) return primary.run();
       if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
-      const stop = watchService(servicePath, configFile, (file, isConfig) => {
-        logger.info(
-          { file: relative(process.cwd(), file) },
-          'changed: restarting the worker (the old one serves until the new one listens)',
-        );
+      // chokidar is loaded by `dev` only
+      const { watchService } = await import('./watch.ts');
+      const watcher = watchService(servicePath, configFile, ({ file, isConfig }) => {
+        const shown = relative(process.cwd(), file);
+        logger.info({ file: shown }, `${shown} changed: restarting the worker (the old one serves until the new one listens)`);
         void primary.reload({ code: !isConfig });
       });
+      void watcher.ready.then(() =>
+        logger.info({ directory: relative(process.cwd(), dirname(servicePath)) || '.' }, 'watching for changes'),
+      );
       const code = await primary.run();
-      stop();
+      await watcher.close();
       return code;
     }
   }

@@ -122,7 +122,7 @@ async function project(name: string, spec: () => Promise<string>): Promise<strin
 const tarballProject = once(async () => project('from-tarball', tarball));
 
 /** What every install must give: a working `App` from 'flotilla', and the CLI. */
-async function checkInstall(t: TestContext, dir: string): Promise<void> {
+async function checkInstall(t: TestContext, dir: string, { linked = false } = {}): Promise<void> {
   const probe = [
     "import { App } from 'flotilla';",
     "const app = new App({ serviceName: 'probe', logging: { level: 'silent' } });",
@@ -136,9 +136,12 @@ async function checkInstall(t: TestContext, dir: string): Promise<void> {
   const version = await run(dir, 'npx', ['--no', '--', 'flotilla', '--version']);
   t.assert.strictEqual(version.stdout.trim(), `flotilla ${PKG.version}`);
 
-  // the peer dependency, installed by npm itself although the project asked for flotilla alone
-  const api = await run(dir, process.execPath, ['-p', "require('@opentelemetry/api/package.json').version"]);
-  t.assert.match(api.stdout.trim(), /^1\.(9|[1-9]\d)\.\d+$/, 'npm installed @opentelemetry/api (^1.9.0)');
+  // the peer dependency, installed by npm itself although the project asked for flotilla alone (a linked
+  // directory resolves it from the clone's own node_modules instead; the App's import above needs it either way)
+  if (!linked) {
+    const api = JSON.parse(readFileSync(join(dir, 'node_modules/@opentelemetry/api/package.json'), 'utf8')) as { version: string };
+    t.assert.match(api.version, /^1\.(9|[1-9]\d)\.\d+$/, 'npm installed @opentelemetry/api (^1.9.0) into the project');
+  }
 
   writeFileSync(join(dir, 'probe.yaml'), 'serviceName: probe\nport: 8080\n');
   const config = await run(dir, 'npx', ['--no', '--', 'flotilla', 'config', '--config', 'probe.yaml']);
@@ -150,7 +153,7 @@ async function checkInstall(t: TestContext, dir: string): Promise<void> {
 describe('installs from the README', { concurrency: true, timeout: 900_000 }, () => {
   test('a directory: npm install <clone in which npm install was run>', async (t: TestContext) => {
     const dir = await project('from-directory', clone);
-    await checkInstall(t, dir);
+    await checkInstall(t, dir, { linked: true });
   });
 
   test('git: npm install git+file://<repository>', async (t: TestContext) => {
