@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { requireTool } from '../helpers/require-tool.ts';
 
 // The Dockerfile built for real and its image run: deploy/image-build.sh builds it with podman (chroot isolation;
 // where node:24-slim cannot be pulled, on a stand-in it assembles first), then a container of it answers /health,
@@ -12,9 +13,8 @@ import { promisify } from 'node:util';
 const root = resolve(import.meta.dirname, '../..');
 const TAG = 'localhost/flotilla-books:test';
 const container = `flotilla-image-test-${process.pid}`;
-const installed = spawnSync('podman', ['--version']).status === 0;
-// In CI podman is installed by .ci/run and these tests must run; elsewhere it may be absent.
-const skip = !installed && process.env['CI'] === undefined ? 'podman is not installed (Debian package "podman"); CI installs it' : false;
+// npm test installs podman where it can (tools/provision.sh); in CI these tests must run, elsewhere it may be absent
+const skip = requireTool('podman');
 const exec = promisify(execFile);
 let built = false;
 let running = false;
@@ -76,7 +76,6 @@ after(async () => {
 });
 
 test('the Dockerfile builds with podman', { skip, timeout: 10 * 60_000 }, async () => {
-  assert.ok(installed, 'podman is required in CI, where .ci/run installs it (Debian package "podman")');
   await sh('bash', ['deploy/image-build.sh', TAG], 9 * 60_000);
   const [image] = JSON.parse(await podman(['image', 'inspect', TAG])) as {
     Config: { User?: string; StopSignal?: string; Cmd?: string[]; Env?: string[]; ExposedPorts?: Record<string, unknown> };
