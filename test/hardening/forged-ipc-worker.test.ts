@@ -24,30 +24,30 @@ const DROPPED = 'malformed message from the primary dropped';
 const VITALS = { rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, delayMaxMs: 0 };
 
 const FORGED: [message: unknown, reason: RegExp][] = [
-  [{ type: 'flotilla:shutdown' }, /^flotilla:shutdown: v must be 2$/],
-  [{ v: 1, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
-  [{ v: 3, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
-  [{ v: '2', type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 2$/],
-  [{ v: 2, type: 'flotilla:shutdown', deadline: -1 }, /^flotilla:shutdown: deadline must be a finite time/],
-  [{ v: 2, type: 'flotilla:shutdown', deadline: 'soon' }, /^flotilla:shutdown: deadline must be a finite time/],
-  [{ v: 2, type: 'flotilla:shutdown', deadline: 1, retire: false, force: true }, /^flotilla:shutdown: unexpected field "force"$/],
-  [{ v: 2, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: retire is missing$/],
-  [{ v: 1, type: 'flotilla:ping', seq: 1 }, /^flotilla:ping: v must be 2$/],
-  [{ v: 2, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
-  [{ v: 2, type: 'flotilla:ping', seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
-  [{ v: 2, type: 'flotilla:ping', seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
-  [{ v: 2, type: 'flotilla:ping', seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
-  [{ v: 2, type: 'flotilla:ping', seq: 2 ** 53 }, /^flotilla:ping: seq must be a non-negative integer$/],
-  [{ v: 2, type: 'flotilla:ping', seq: { valueOf: 1 } }, /^flotilla:ping: seq must be a non-negative integer$/],
-  [{ v: 2, type: 'flotilla:ping', seq: 1, id: 'm-1' }, /^flotilla:ping: unexpected field "id"$/],
+  [{ type: 'flotilla:shutdown' }, /^flotilla:shutdown: v must be 3$/],
+  [{ v: 1, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 3$/],
+  [{ v: 4, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 3$/],
+  [{ v: '3', type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: v must be 3$/],
+  [{ v: 3, type: 'flotilla:shutdown', deadline: -1 }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 3, type: 'flotilla:shutdown', deadline: 'soon' }, /^flotilla:shutdown: deadline must be a finite time/],
+  [{ v: 3, type: 'flotilla:shutdown', deadline: 1, retire: false, force: true }, /^flotilla:shutdown: unexpected field "force"$/],
+  [{ v: 3, type: 'flotilla:shutdown', deadline: 1 }, /^flotilla:shutdown: retire is missing$/],
+  [{ v: 1, type: 'flotilla:ping', seq: 1 }, /^flotilla:ping: v must be 3$/],
+  [{ v: 3, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+  [{ v: 3, type: 'flotilla:ping', seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 3, type: 'flotilla:ping', seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 3, type: 'flotilla:ping', seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 3, type: 'flotilla:ping', seq: 2 ** 53 }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 3, type: 'flotilla:ping', seq: { valueOf: 1 } }, /^flotilla:ping: seq must be a non-negative integer$/],
+  [{ v: 3, type: 'flotilla:ping', seq: 1, id: 'm-1' }, /^flotilla:ping: unexpected field "id"$/],
   // protocol 1's metrics request: nothing answers it any more
   [{ v: 1, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
-  [{ v: 2, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+  [{ v: 3, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
   [msg.listening(1, { host: '127.0.0.1', port: 1 }), /^flotilla:listening: valid, but it goes from a worker to the primary$/],
   [msg.pong(1, VITALS), /^flotilla:pong: valid, but it goes from a worker to the primary$/],
   [msg.metrics([]), /^flotilla:metrics: valid, but it goes from a worker to the primary$/],
   [msg.bootFailed(1, 'service', 'x'), /^flotilla:boot-failed: valid, but it goes from a worker to the primary$/],
-  [{ v: 2, type: `flotilla:${'z'.repeat(100_000)}` }, /^unknown type "flotilla:z+…"$/],
+  [{ v: 3, type: `flotilla:${'z'.repeat(100_000)}` }, /^unknown type "flotilla:z+…"$/],
 ];
 const GARBAGE: unknown[] = [
   'garbage',
@@ -68,7 +68,14 @@ interface Worker {
 }
 
 function forkWorker(): Worker {
-  const config = resolveConfig({ serviceName: 'forged', host: '127.0.0.1', port: 0, logging: { level: 'info' } });
+  // balancing: kernel: the worker listens on a socket of its own (no primary here to hand it connections)
+  const config = resolveConfig({
+    serviceName: 'forged',
+    host: '127.0.0.1',
+    port: 0,
+    logging: { level: 'info' },
+    cluster: { balancing: 'kernel' },
+  });
   const child = fork(WORKER_MAIN, [], {
     execArgv: ['--conditions=source'],
     env: { ...process.env, [WORKER_ENV]: encodeWorkerStart({ config, servicePath: SERVICE, slot: 0 }) },
