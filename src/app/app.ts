@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type Tracer, trace } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
@@ -24,6 +24,7 @@ import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
+import { GlobalTracer } from './global-tracer.ts';
 import { checkHook, Group, type HookChain } from './group.ts';
 import { HandlerTimeouts } from './handler-timeouts.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
@@ -120,7 +121,7 @@ export class App implements Registrar {
     }
     if (overload.enabled) this.#admission = this.#createAdmission(overload.delayTargetMs, overload.delayIntervalMs);
     this.#runSchedulers = options.runSchedulers ?? true;
-    this.#tracer = trace.getTracer(this.config.serviceName);
+    this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
@@ -165,7 +166,7 @@ export class App implements Registrar {
     return settingsOf(this, this.config);
   }
 
-  /** The OpenTelemetry tracer: the one set with `setTracer`, else `trace.getTracer(serviceName)`. Never undefined. */
+  /** The OpenTelemetry tracer: the one set with `setTracer`, else one named `serviceName` that follows the globally registered provider (`GlobalTracer`). Never undefined. */
   get tracer(): Tracer {
     return this.#tracer;
   }

@@ -1,5 +1,6 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import { adoptSettings, checkSettings } from '../config/settings.ts';
+import { unsetPathsOf } from '../config/unset-settings.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { App } from './app.ts';
 
@@ -50,7 +51,7 @@ export function defineService(definition: unknown): ServiceSetup {
     throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(definition) });
   }
   const withSettings = (app: App) => {
-    adoptSettings(app, checkSettings(schema, app.config.settings));
+    adoptSettings(app, checkSettings(schema, app.config.settings, unsetPathsOf(app.config)));
     return setup(app as ServiceApp<never>);
   };
   return Object.assign(withSettings, { settingsSchema: schema });

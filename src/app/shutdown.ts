@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ConnectionTracker } from './connections.ts';
+import { traceFlush } from './flush-traces.ts';
 import type { InFlight } from './in-flight.ts';
 
 /** A connection accepted just before the shutdown gets this long to send its request. */
@@ -27,7 +28,8 @@ export interface ShutdownPlan {
 /**
  * The worker-side shutdown sequence (ARCHITECTURE.md, "SIGTERM's path"), one phase after the other:
  * drain → close the listener and idle keep-alive connections → let in-flight
- * requests finish → run the hooks in registration order → destroy what is left.
+ * requests finish → run the hooks in registration order → flush the registered
+ * tracer provider (when it can) → destroy what is left.
  * Everything shares one deadline, `budgetMs` after the start.
  * Resolves with `true` when every phase completed in time and no hook failed.
  */
@@ -64,6 +66,17 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
     } catch (error) {
       ok = false;
       logger.error({ err: error, hook: index }, 'shutdown hook failed');
+    }
+  }
+
+  // spans an SDK still batches (the last requests' among them) are exported before the process exits
+  const flush = deadline.signal.aborted ? undefined : traceFlush();
+  if (flush !== undefined) {
+    phase('flush-traces');
+    try {
+      await untilDeadline(flush());
+    } catch (error) {
+      logger.warn({ err: error }, 'shutdown: flushing the traces failed');
     }
   }
 

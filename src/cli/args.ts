@@ -6,12 +6,14 @@ export type Command = (typeof COMMANDS)[number];
 
 export interface CliArgs {
   command: Command | 'help' | 'version';
-  config: string;
+  /** The `--config` file; undefined without one (see `discoverConfig`). */
+  config: string | undefined;
   /** `init`: overwrite files that exist. */
   force: boolean;
 }
 
-export const DEFAULT_CONFIG = 'config/app.yaml';
+/** The files taken without `--config`, in this order (see `discover-config.ts`). */
+export const DEFAULT_CONFIGS = ['app.yaml', 'config/app.yaml'] as const;
 
 export const USAGE = `Usage: flotilla <command> [--config <file>]
 
@@ -23,7 +25,7 @@ Commands:
   init      write a working service into this project (app.yaml, src/, test/, tsconfig.json)
 
 Options:
-  -c, --config <file>   the YAML config file (default: ${DEFAULT_CONFIG}; \`init\` writes app.yaml)
+  -c, --config <file>   the YAML config file (default: ${DEFAULT_CONFIGS.join(', then ')}; \`init\` writes app.yaml)
   -f, --force           \`init\`: overwrite files that exist
   -h, --help            show this help
   -v, --version         show the version
@@ -36,7 +38,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     allowPositionals: true,
     strict: true,
     options: {
-      config: { type: 'string', short: 'c', default: DEFAULT_CONFIG },
+      config: { type: 'string', short: 'c' },
       force: { type: 'boolean', short: 'f', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       version: { type: 'boolean', short: 'v', default: false },

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { App } from '../app/app.ts';
@@ -7,12 +7,14 @@ import { createLogger } from '../app/logger.ts';
 import { prettyAvailable } from '../app/pretty-stream.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
-import { type LoadedConfig, loadConfigFile, locateProblems } from '../config/load-file.ts';
+import { type LoadedConfig, loadConfigFile, locateProblems, type UnsetSetting } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
 import { checkSettings, redactSettings, undeclaredSettings } from '../config/settings.ts';
+import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
-import { devBanner, devConfig, watchService } from './dev.ts';
+import { devBanner, devConfig } from './dev.ts';
+import { discoverConfig, noConfigFile } from './discover-config.ts';
 
 /**
  * The `flotilla` commands. This is the composition root: the only module that
@@ -45,9 +47,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return init({ directory: process.cwd(), force: args.force, out: process.stdout });
   }
 
+  const chosen = discoverConfig(args.config);
+  if (chosen === undefined) {
+    process.stderr.write(`flotilla: ${noConfigFile()}\n`);
+    return 2;
+  }
+  const configFile = chosen.file;
+  if (chosen.discovered) process.stderr.write(`flotilla: using ${configFile} (no --config given)\n`);
   let loaded: LoadedConfig;
   try {
-    loaded = loadConfigFile(args.config);
+    // `openapi` and `config` connect to nothing: settings whose variables are unset (secrets) are left out
+    const lenient = args.command === 'openapi' || args.command === 'config';
+    loaded = loadConfigFile(configFile, process.env, lenient ? { unsetSettings: 'absent' } : {});
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`flotilla: ${error.message}\n`);
@@ -55,16 +66,24 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 
   switch (args.command) {
-    case 'config':
-      process.stdout.write(`${JSON.stringify(await effectiveConfig(loaded, args.config), null, 2)}\n`);
-      return 0;
+    case 'config': {
+      const shown = withUnsetMarkers(await effectiveConfig(loaded, configFile), loaded.unset ?? []);
+      process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+      // `start` would refuse the file: say which variables it needs, and exit as for any other problem
+      for (const line of unsetLines(configFile, loaded.unset)) process.stderr.write(`flotilla: ${line}\n`);
+      return loaded.unset?.length ? 2 : 0;
+    }
     case 'openapi': {
+      if (loaded.unset?.length) {
+        const names = [...new Set(loaded.unset.flatMap((u) => u.names))].join(', ');
+        process.stderr.write(`flotilla: the settings are read without the unset environment variables ${names}\n`);
+      }
       const servicePath = requireService(loaded);
       const { App } = await import('../app/app.ts');
       const app = new App(loaded.config, { logStream: pino.destination(2), handleSignals: false });
       // the document alone on stdout; on stderr only what needs attention, not the App's shutdown phases
       if (app.logger.levelVal < app.logger.levels.values['warn']!) app.logger.level = 'warn';
-      await located(args.config, async () => (await loadService<App>(servicePath))(app));
+      await located(configFile, async () => (await loadService<App>(servicePath))(app));
       process.stdout.write(`${JSON.stringify(app.openapi(), null, 2)}\n`);
       await app.close();
       return 0;
@@ -78,14 +97,14 @@ async function main(argv: readonly string[]): Promise<number> {
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
       const logger = createLogger(config, config.logging.pretty ? undefined : pino.destination(1), { role: 'primary' });
       const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-      const workerEntry = fileURLToPath(new URL(`../worker/worker-main${ext}`, import.meta.url));
+      const workerEntry = fileURLToPath(new URL(`../worker/worker-entry${ext}`, import.meta.url));
       const load = () => {
-        const again = loadConfigFile(args.config).config;
+        const again = loadConfigFile(configFile).config;
         return dev ? devConfig(again, pretty) : again;
       };
       const primary = new Primary({
         config,
-        configFile: args.config,
+        configFile,
         load,
         servicePath,
         workerEntry,
@@ -94,15 +113,18 @@ async function main(argv: readonly string[]): Promise<number> {
       });
       if (!dev) return primary.run();
       if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
-      const stop = watchService(servicePath, args.config, (file, isConfig) => {
-        logger.info(
-          { file: relative(process.cwd(), file) },
-          'changed: restarting the worker (the old one serves until the new one listens)',
-        );
+      // chokidar is loaded by `dev` only
+      const { watchService } = await import('./watch.ts');
+      const watcher = watchService(servicePath, configFile, ({ file, isConfig }) => {
+        const shown = relative(process.cwd(), file);
+        logger.info({ file: shown }, `${shown} changed: restarting the worker (the old one serves until the new one listens)`);
         void primary.reload({ code: !isConfig });
       });
+      void watcher.ready.then(() =>
+        logger.info({ directory: relative(process.cwd(), dirname(servicePath)) || '.' }, 'watching for changes'),
+      );
       const code = await primary.run();
-      stop();
+      await watcher.close();
       return code;
     }
   }
@@ -123,8 +145,16 @@ async function effectiveConfig(loaded: LoadedConfig, configFile: string): Promis
     if (config.settings !== undefined) throw locateProblems(configFile, undeclaredSettings().problems);
     return redactConfig(config);
   }
-  const settings = located(configFile, () => checkSettings(schema, config.settings));
+  const settings = located(configFile, () => checkSettings(schema, config.settings, unsetPathsOf(config)));
   return redactConfig({ ...config, settings: redactSettings(schema, settings) });
+}
+
+/** One line per setting left out for its unset variables: where, and which. */
+function unsetLines(configFile: string, unset: readonly UnsetSetting[] = []): string[] {
+  return unset.map(
+    (u) =>
+      `${configFile}:${u.line}: ${u.key}: ${u.names.length > 1 ? 'environment variables' : 'environment variable'} ${u.names.join(', ')} ${u.names.length > 1 ? 'are' : 'is'} not set`,
+  );
 }
 
 /** Runs `fn`; a `ConfigError` it throws without a file (the service's settings) gets the config file's lines. */

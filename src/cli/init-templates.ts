@@ -13,6 +13,8 @@ port: \${PORT:-3000}
 host: \${HOST:-0.0.0.0}
 workers: \${WORKERS:-auto}
 service: src/service.ts
+# env (development, staging or production) is left out: it follows NODE_ENV when that is one of the three
+# (\`NODE_ENV=production npm start\`: no /docs, no internal error details), else development.
 
 logging:
   level: \${LOG_LEVEL:-info}

@@ -5,7 +5,7 @@ import { type LocatedProblem, pathOfAncestry } from './yaml-paths.ts';
 /** The result of interpolating one string. */
 export type Interpolated =
   | { ok: true; value: string /** The text was exactly one `${...}` expression. */; whole: boolean }
-  | { ok: false; errors: string[] };
+  | { ok: false; errors: string[] /** The unset variables among the errors' causes. */; unset: string[] };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -22,6 +22,7 @@ export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated 
   let value = '';
   let expressions = 0;
   const errors: string[] = [];
+  const unset: string[] = [];
   let i = 0;
   while (i < text.length) {
     const at = text.indexOf('$', i);
@@ -39,20 +40,23 @@ export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated 
       expressions++;
       const result = expand(text.slice(at + 2, end), env);
       if (typeof result === 'string') value += result;
-      else errors.push(result.error);
+      else {
+        errors.push(result.error);
+        if (result.unset !== undefined) unset.push(result.unset);
+      }
       i = end + 1;
     } else {
       value += '$';
       i = at + 1;
     }
   }
-  if (errors.length > 0) return { ok: false, errors };
+  if (errors.length > 0) return { ok: false, errors, unset };
   value += text.slice(i);
   const whole = expressions === 1 && text.startsWith('${') && text.indexOf('}') === text.length - 1;
   return { ok: true, value, whole };
 }
 
-function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: string } {
+function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: string; unset?: string } {
   const sep = expression.indexOf(':-');
   const name = sep === -1 ? expression : expression.slice(0, sep);
   if (!NAME.test(name)) {
@@ -61,8 +65,27 @@ function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: s
   }
   const found = env[name];
   if (sep !== -1) return found === undefined || found === '' ? expression.slice(sep + 2) : found;
-  if (found === undefined) return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)` };
+  if (found === undefined)
+    return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)`, unset: name };
   return found;
+}
+
+/** A value that names environment variables that are not set. */
+export interface UnsetValue {
+  /** The unset variables it names. */
+  names: string[];
+  path: (string | number)[];
+  /** Where the value starts in the text. */
+  offset: number;
+}
+
+/**
+ * What `interpolateDocument` tolerates: a value under the top-level key `under` whose only
+ * problem is unset variables is recorded in `found` instead of being a problem (and left as written).
+ */
+export interface UnsetTolerance {
+  readonly under: string;
+  readonly found: UnsetValue[];
 }
 
 /**
@@ -70,12 +93,13 @@ function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: s
  * keys are left alone). A plain (unquoted, untagged) scalar that is exactly one
  * `${...}` expression is re-typed with the document's schema, so `port:
  * ${PORT:-3000}` is the number 3000; quoted scalars stay strings. Substituted
- * text never becomes YAML structure.
+ * text never becomes YAML structure. With `lenient`, a value under its key
+ * that names unset variables (and has no other problem) is recorded there instead.
  *
  * @example
  * const problems = interpolateDocument(parseDocument('port: ${PORT:-3000}'), process.env);
  */
-export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv): LocatedProblem[] {
+export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, lenient?: UnsetTolerance): LocatedProblem[] {
   const problems: LocatedProblem[] = [];
   yaml().visit(doc, {
     Scalar(key, node, ancestry) {
@@ -83,7 +107,12 @@ export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv): Loca
       const result = interpolate(node.value, env);
       if (!result.ok) {
         const path = pathOfAncestry(ancestry, node);
-        for (const message of result.errors) problems.push({ path, offset: node.range?.[0] ?? 0, message });
+        const offset = node.range?.[0] ?? 0;
+        if (lenient !== undefined && result.unset.length === result.errors.length && path[0] === lenient.under) {
+          lenient.found.push({ names: result.unset, path, offset });
+          return;
+        }
+        for (const message of result.errors) problems.push({ path, offset, message });
         return;
       }
       node.value = result.whole && isRetypable(node) ? retype(doc, result.value) : result.value;

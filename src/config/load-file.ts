@@ -2,8 +2,10 @@ import { accessSync, closeSync, constants, openSync, readSync, statSync } from '
 import { dirname, resolve } from 'node:path';
 import { isRecord } from '../utils/is-record.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
+import type { UnsetTolerance } from './interpolate.ts';
 import { readYaml } from './read-yaml.ts';
 import type { ResolvedConfig } from './types.ts';
+import { markUnset } from './unset-settings.ts';
 import { adoptResolvedConfig, configProblems, keyOf, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
 
@@ -17,11 +19,35 @@ export interface LoadedConfig {
   config: ResolvedConfig;
   /** Absolute path of the service module: `config.service` resolved against the file's directory. */
   servicePath?: string;
+  /** With `unsetSettings: 'absent'`: the settings left out because their variables are unset, located. */
+  unset?: UnsetSetting[];
+}
+
+/** A `settings` value left out because it names environment variables that are not set. */
+export interface UnsetSetting {
+  /** The variables. */
+  names: string[];
+  /** Its dotted key, e.g. `settings.databaseUrl`. */
+  key: string;
+  path: (string | number)[];
+  /** Its line in the file. */
+  line: number;
+}
+
+/** How `loadConfigFile` reads a file. */
+export interface LoadOptions {
+  /**
+   * `'absent'`: a `settings` value whose environment variables are unset is left out, and the
+   * service's settings schema is not checked for it (`flotilla openapi`, `flotilla config`: they
+   * connect to nothing). Such a config must never serve. Default: an unset variable is a problem.
+   */
+  unsetSettings?: 'absent';
 }
 
 /**
  * Reads, parses, interpolates and validates a YAML config file, and checks that
- * its `service` module is a readable file. Every problem is reported at once in
+ * its `service` module and its `preload` modules are readable files (their
+ * paths resolved against the file's directory in the config returned). Every problem is reported at once in
  * a `ConfigError` whose message names file, line and key, e.g.
  * `config/app.yaml:7: docs.servers[0]: ...` or
  * `config/app.yaml:3: service: /srv/app/service.ts does not exist`.
@@ -29,22 +55,43 @@ export interface LoadedConfig {
  * @example
  * const { config, servicePath } = loadConfigFile('config/app.yaml');
  */
-export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): LoadedConfig {
   const absolute = resolve(file);
   // the service module is checked with the rest, so that its problem is listed with every other one
   const servicePathOf = (service: string) => resolve(dirname(absolute), service);
-  let config = checkConfigText(readConfigText(file), file, env, (value) => {
+  const lenient: UnsetTolerance | undefined = options.unsetSettings === 'absent' ? { under: 'settings', found: [] } : undefined;
+  const text = readConfigText(file);
+  let config = checkConfigText(text, file, env, lenient, (value) => {
+    const problems: ExtraProblem[] = [];
     const service = isRecord(value) ? value['service'] : undefined;
-    if (typeof service !== 'string' || service === '') return [];
-    const path = servicePathOf(service);
-    const problem = serviceFileProblem(path);
-    return problem === undefined ? [] : [{ path: ['service'], message: `${path} ${problem}` }];
+    if (typeof service === 'string' && service !== '') {
+      const path = servicePathOf(service);
+      const problem = serviceFileProblem(path);
+      if (problem !== undefined) problems.push({ path: ['service'], message: `${path} ${problem}` });
+    }
+    const preload = isRecord(value) ? value['preload'] : undefined;
+    for (const [i, module] of (Array.isArray(preload) ? preload : []).entries()) {
+      if (typeof module !== 'string' || module === '') continue;
+      const path = servicePathOf(module);
+      const problem = serviceFileProblem(path);
+      if (problem !== undefined) problems.push({ path: ['preload', i], message: `${path} ${problem}` });
+    }
+    return problems;
   });
   if (config.i18n !== undefined) {
     config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
+  if (config.preload.length > 0) config = adoptResolvedConfig({ ...config, preload: config.preload.map(servicePathOf) });
   const loaded: LoadedConfig = { file: absolute, config };
   if (config.service !== undefined) loaded.servicePath = servicePathOf(config.service);
+  if (lenient !== undefined) {
+    markUnset(
+      config,
+      lenient.found.map((u) => u.path),
+    );
+    const lineOf = (offset: number) => text.slice(0, offset).split('\n').length;
+    loaded.unset = lenient.found.map((u) => ({ names: u.names, key: keyOf(u.path), path: u.path, line: lineOf(u.offset) }));
+  }
   return loaded;
 }
 
@@ -69,7 +116,7 @@ export function loadConfig(file: string): ResolvedConfig {
  * const config = parseConfigText('port: ${PORT:-3000}\n', 'app.yaml', process.env); // config.port === 3000
  */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  return checkConfigText(text, file, env, () => []);
+  return checkConfigText(text, file, env, undefined, () => []);
 }
 
 /** A problem found beyond the schema, for a key of the config (located by the caller). */
@@ -79,9 +126,15 @@ interface ExtraProblem {
 }
 
 /** `parseConfigText`, plus the problems `extra` finds in the parsed value, all located and reported at once. */
-function checkConfigText(text: string, file: string, env: NodeJS.ProcessEnv, extra: (value: unknown) => ExtraProblem[]): ResolvedConfig {
+function checkConfigText(
+  text: string,
+  file: string,
+  env: NodeJS.ProcessEnv,
+  lenient: UnsetTolerance | undefined,
+  extra: (value: unknown) => ExtraProblem[],
+): ResolvedConfig {
   if (text.length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
-  const { doc, lineCounter, problems, value } = readYaml(text, env);
+  const { doc, lineCounter, problems, value } = readYaml(text, env, lenient);
   if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
   if (value !== undefined) {
     // a key the YAML reading already reported is not reported again by the validation (nor anything under it)

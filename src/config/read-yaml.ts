@@ -1,5 +1,6 @@
 import type { Document, LineCounter, Node, YAMLError } from 'yaml';
-import { interpolateDocument } from './interpolate.ts';
+import { interpolateDocument, type UnsetTolerance } from './interpolate.ts';
+import { removeUnset } from './unset-settings.ts';
 import { yaml } from './yaml-lib.ts';
 import { keyText, type LocatedProblem, pathAtOffset, pathOfAncestry } from './yaml-paths.ts';
 
@@ -26,12 +27,13 @@ const FRIENDLY: Partial<Record<string, string>> = {
 /**
  * Parses one YAML document safely (core schema, no merge keys, unique keys,
  * no custom tags, bounded aliases) and interpolates `${VAR}` in its string
- * values. Never throws for any input text.
+ * values. Never throws for any input text. With `lenient` (see
+ * `interpolateDocument`), the values it records are left out of `value`.
  *
  * @example
  * const { value, problems } = readYaml('port: ${PORT:-3000}\n', process.env); // value: { port: 3000 }
  */
-export function readYaml(text: string, env: NodeJS.ProcessEnv): YamlRead {
+export function readYaml(text: string, env: NodeJS.ProcessEnv, lenient?: UnsetTolerance): YamlRead {
   const lineCounter = new (yaml().LineCounter)();
   const doc = yaml().parseDocument(text, {
     version: '1.2',
@@ -51,9 +53,10 @@ export function readYaml(text: string, env: NodeJS.ProcessEnv): YamlRead {
   const structure = structureProblems(doc);
   problems.push(...structure.problems);
   if (doc.errors.length > 0 || structure.brokenAliases) return { doc, lineCounter, problems };
-  problems.push(...interpolateDocument(doc, env));
+  problems.push(...interpolateDocument(doc, env, lenient));
   try {
     const value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
+    if (lenient !== undefined) removeUnset(value, lenient.found);
     return { doc, lineCounter, problems, value };
   } catch (error) {
     const message =

@@ -58,7 +58,8 @@ export const CONFIG_SCHEMA = object(
     host: text({ default: '0.0.0.0', description: 'Listening address.' }),
     env: choice(['development', 'staging', 'production'], {
       default: 'development',
-      description: '`production` removes the docs routes and hides internal error details.',
+      description:
+        '`production` removes the docs routes and hides internal error details. Left out, it is `NODE_ENV` when that is one of the three, else `development`.',
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
     docs: object(
@@ -177,7 +178,7 @@ export const CONFIG_SCHEMA = object(
             'Cluster mode, `balancing: primary`: once the oldest connection waiting in the primary for a worker has waited longer than this for a whole `queueIntervalMs` (a standing queue), the primary answers 503 every connection that waits longer than this, until its queue empties.',
         }),
         queueIntervalMs: ms(1, 60_000, {
-          default: 500,
+          default: 100,
           description:
             'Cluster mode, `balancing: primary`: how long the oldest wait must stay above `queueTargetMs` before the primary sheds: a burst shorter than this waits (at most about `queueTargetMs + queueIntervalMs`).',
         }),
@@ -259,6 +260,14 @@ export const CONFIG_SCHEMA = object(
         'Cluster mode: number of workers, or `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota).',
     },
     service: text({ description: "Cluster mode: path of the service's setup module, relative to the YAML file." }),
+    preload: strings(
+      { type: 'string', minLength: 1, maxLength: 1024 },
+      {
+        default: [],
+        description:
+          'Cluster mode: modules (paths relative to the YAML file) each worker imports before anything else (`--import`) and the service thread imports before the service: where an OpenTelemetry SDK is registered. Read once at start.',
+      },
+    ),
     settings: {
       type: 'object',
       description:

@@ -4,6 +4,7 @@ import { addFormats } from '../utils/ajv-formats.ts';
 import { isRecord } from '../utils/is-record.ts';
 import { ConfigError } from './config-error.ts';
 import { REDACTED } from './redact.ts';
+import { isUnder, type KeyPath } from './unset-settings.ts';
 import { deepFreeze, schemaProblems } from './validate.ts';
 
 /**
@@ -42,14 +43,16 @@ function compile(schema: object) {
 /**
  * Validates `input` (the config's `settings`, absent counting as `{}`) against
  * the service's schema; returns a frozen copy with the schema's defaults
- * applied. Throws a `ConfigError` listing every problem under `settings.…`.
+ * applied. Throws a `ConfigError` listing every problem under `settings.…`,
+ * except those about the `unset` paths (keys read without their unset
+ * environment variables, see unset-settings.ts).
  *
  * @example
  * checkSettings({ type: 'object', properties: { pool: { type: 'integer', default: 10 } } }, undefined); // { pool: 10 }
  */
-export function checkSettings(schema: object, input: unknown): Settings {
+export function checkSettings(schema: object, input: unknown, unset: readonly KeyPath[] = []): Settings {
   const value = structuredClone(input ?? {});
-  const problems = schemaProblems(compile(schema), value, ['settings']);
+  const problems = schemaProblems(compile(schema), value, ['settings'], (path) => isUnder(path, unset));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(value) as Settings;
 }

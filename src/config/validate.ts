@@ -3,6 +3,7 @@ import { availableCpus } from '../cluster/cpus.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
+import { envFromNodeEnv } from './env-default.ts';
 import { MAX_WORKERS } from './schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
@@ -20,7 +21,8 @@ const resolved = new WeakSet<object>();
 
 /**
  * Validates a configuration, reports every problem at once, applies the
- * defaults and returns a deeply frozen config. A config it returned before is
+ * defaults (`env`'s is `NODE_ENV` when that is `development`, `staging` or
+ * `production`) and returns a deeply frozen config. A config it returned before is
  * returned as is.
  *
  * @example
@@ -30,7 +32,10 @@ export function resolveConfig(input: unknown = {}): ResolvedConfig {
   if (typeof input === 'object' && input !== null && resolved.has(input)) return input as ResolvedConfig;
   const problems = configProblems(input);
   if (problems.length > 0) throw new ConfigError(problems);
-  const config = merge(DEFAULTS, input as KConfig) as ResolvedConfig;
+  const given = input as KConfig;
+  // `env` left out follows NODE_ENV when it names one of the three (env-default.ts)
+  const env = given.env ?? envFromNodeEnv();
+  const config = merge(DEFAULTS, env === undefined ? given : { ...given, env }) as ResolvedConfig;
   // the docs title is the service's name unless one is given: `flotilla config` shows what the docs show
   if ((input as KConfig).docs?.title !== undefined) return adoptResolvedConfig(config);
   return adoptResolvedConfig({ ...config, docs: { ...config.docs, title: config.serviceName } });
@@ -217,11 +222,18 @@ function isServerUrl(url: string): boolean {
 
 /**
  * What a compiled schema finds wrong with `input`, one problem per leaf error, its path under `prefix`
- * (the service's settings are checked under `['settings']`).
+ * (the service's settings are checked under `['settings']`); the errors about a path `ignored` accepts
+ * are left out (settings read without their unset variables, see unset-settings.ts).
  */
-export function schemaProblems(check: ValidateFunction, input: unknown, prefix: readonly (string | number)[] = []): ConfigProblem[] {
+export function schemaProblems(
+  check: ValidateFunction,
+  input: unknown,
+  prefix: readonly (string | number)[] = [],
+  ignored: (path: readonly (string | number)[]) => boolean = () => false,
+): ConfigProblem[] {
   if (check(input)) return [];
-  return leaves(check.errors ?? []).map((e) => {
+  const errors = leaves(check.errors ?? []).filter((e) => !ignored([...prefix, ...targetOf(e)]));
+  return errors.map((e) => {
     const p = toProblem(e);
     const path = [...prefix, ...p.path];
     return { ...p, key: keyOf(path), path };
@@ -239,6 +251,16 @@ function leaves(all: ErrorObject[]): ErrorObject[] {
   const isBranch = (e: ErrorObject) =>
     unions.some((o) => o !== e && e.schemaPath.startsWith(o.schemaPath.slice(0, -o.keyword.length)) && e.instancePath === o.instancePath);
   return all.filter((e) => !isBranch(e));
+}
+
+/** The path of the value an error is about: for `required`, the missing key's. */
+function targetOf(e: ErrorObject): (string | number)[] {
+  const path = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  return e.keyword === 'required' ? [...path, (e.params as { missingProperty: string }).missingProperty] : path;
 }
 
 function toProblem(e: ErrorObject): ConfigProblem {

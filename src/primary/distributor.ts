@@ -6,11 +6,16 @@ import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
 
 /**
- * Hand-offs a worker may have unacknowledged. One, as node:cluster's round robin: a worker
- * acknowledges a connection as soon as its event loop reads the message, so a saturated worker
- * takes connections at the pace it serves them, and a stuck one receives none after its first.
+ * Hand-offs a worker may have unacknowledged. A worker acknowledges a connection as soon as its event
+ * loop reads the message, so a saturated worker takes connections at the pace it serves them. Beyond
+ * the first, only while the oldest unacknowledged one is younger than {@link FRESH_MS}: a responsive
+ * worker takes a burst of connections (a client pool opening dozens at once) in one turn of its loop,
+ * and one that stops reading (stuck, or busy for longer than that) receives nothing more.
  */
-const MAX_PENDING = 1;
+const MAX_PENDING = 4;
+const FRESH_MS = 2;
+/** After a dropping spell ends, a standing queue this soon (intervals) drops again at once (CoDel's memory). */
+const RECENT_INTERVALS = 4;
 /** A waiting connection is read up to this many bytes (a request head); the rest stays in the kernel for the worker. */
 const READ_LIMIT = 16_384;
 
@@ -22,6 +27,12 @@ export interface DistributorOptions {
   /** `overload.queueIntervalMs`: the longest wait while the queue keeps emptying; a queue not empty for this long is standing. */
   intervalMs: number;
   retryAfterS: number;
+  /**
+   * Request paths (`/health`) whose connections, once the primary has read their request line while
+   * they wait, leave the queue first and are never shed: a readiness probe must not fail because the
+   * service is busy (see README, "Overload").
+   */
+  priorityPaths: readonly string[];
   logger: Logger;
   metrics: DistributorMetrics;
 }
@@ -43,10 +54,13 @@ interface Waiting {
   head: Buffer[];
   bytes: number;
   gone: boolean;
+  /** A readiness probe (its request line names a `priorityPaths` path): first out of the queue, never shed. */
+  probe: boolean;
 }
 
 interface Target {
-  pending: number;
+  /** When each unacknowledged hand-off was sent (`performance.now()`), oldest first. */
+  pending: number[];
   /** False once the worker retires, refused a connection, or was told that none follows. */
   open: boolean;
 }
@@ -79,6 +93,8 @@ export class Distributor {
   #aboveSince: number | undefined;
   /** Answering 503 what waits longer than `targetMs`, until the queue empties (see `#expire`). */
   #dropping = false;
+  /** When the last dropping spell ended: a standing queue soon after drops at once. */
+  #droppingEnded = Number.NEGATIVE_INFINITY;
   #timer: NodeJS.Timeout | undefined;
   #accepted = 0;
   /** The queue's length as the gauge last heard it. */
@@ -109,7 +125,7 @@ export class Distributor {
   /** A worker listens: it takes connections from now on (one that comes up after `close()` is told at once that none follows). */
   add(worker: Worker): void {
     if (this.#targets.has(worker)) return;
-    this.#targets.set(worker, { pending: 0, open: true });
+    this.#targets.set(worker, { pending: [], open: true });
     this.#order.push(worker);
     if (this.#ended) this.retire(worker);
     else this.#dispatch();
@@ -133,7 +149,7 @@ export class Distributor {
   acked(worker: Worker, accepted: boolean): void {
     const target = this.#targets.get(worker);
     if (target === undefined) return;
-    target.pending = Math.max(0, target.pending - 1);
+    target.pending.shift();
     if (!accepted) target.open = false;
     this.#dispatch();
   }
@@ -157,7 +173,7 @@ export class Distributor {
 
   #onConnection(socket: Socket): void {
     this.#accepted++;
-    const waiting: Waiting = { socket, since: performance.now(), head: [], bytes: 0, gone: false };
+    const waiting: Waiting = { socket, since: performance.now(), head: [], bytes: 0, gone: false, probe: false };
     if (this.#queue.length === 0) {
       const worker = this.#pick();
       if (worker !== undefined) {
@@ -168,22 +184,26 @@ export class Distributor {
     this.#enqueue(waiting);
   }
 
-  /** The open worker with the fewest pending hand-offs (below the limit), ties in turn; undefined when none can take one. */
+  /**
+   * The open worker with the fewest pending hand-offs, ties in turn; undefined when none can take one
+   * (see `MAX_PENDING`: a worker with some pending takes more only while it answers fast).
+   */
   #pick(): Worker | undefined {
     const n = this.#order.length;
+    const now = performance.now();
     let best: Worker | undefined;
     let bestPending = MAX_PENDING;
     let bestAt = 0;
     for (let i = 0; i < n; i++) {
       const at = (this.#next + i) % n;
       const worker = this.#order[at] as Worker;
-      const target = this.#targets.get(worker) as Target;
-      if (target.open && target.pending < bestPending && worker.isConnected()) {
-        best = worker;
-        bestPending = target.pending;
-        bestAt = at;
-        if (bestPending === 0) break;
-      }
+      const { pending, open } = this.#targets.get(worker) as Target;
+      if (!open || pending.length >= bestPending || !worker.isConnected()) continue;
+      if (pending.length > 0 && now - (pending[0] as number) >= FRESH_MS) continue;
+      best = worker;
+      bestPending = pending.length;
+      bestAt = at;
+      if (bestPending === 0) break;
     }
     if (best !== undefined) this.#next = (bestAt + 1) % n;
     return best;
@@ -195,9 +215,9 @@ export class Distributor {
     if (socket.readableLength > 0) for (let chunk = socket.read(); chunk !== null; chunk = socket.read()) waiting.head.push(chunk);
     stopReading(socket);
     const head = waiting.head.length === 0 ? '' : Buffer.concat(waiting.head).toString('base64');
-    const target = this.#targets.get(worker) as Target;
-    target.pending++;
-    this.#o.metrics.waited((performance.now() - waiting.since) / 1_000);
+    const now = performance.now();
+    (this.#targets.get(worker) as Target).pending.push(now);
+    this.#o.metrics.waited((now - waiting.since) / 1_000);
     try {
       worker.send(msg.connection(head), socket, { keepOpen: false }, (error) => {
         if (error !== null && error !== undefined) this.#lost(worker, error);
@@ -228,6 +248,7 @@ export class Distributor {
       socket.destroy();
     };
     socket.on('data', (chunk: Buffer) => {
+      if (waiting.head.length === 0) waiting.probe = this.#isProbe(chunk);
       waiting.head.push(chunk);
       waiting.bytes += chunk.length;
       // the rest stays in the kernel's buffer for the worker; only an end is no longer noticed
@@ -247,7 +268,8 @@ export class Distributor {
     while (this.#queue.length > 0) {
       const worker = this.#pick();
       if (worker === undefined) break;
-      const waiting = this.#queue.shift() as Waiting;
+      const probe = this.#queue.findIndex((w) => w.probe);
+      const waiting = this.#queue.splice(probe === -1 ? 0 : probe, 1)[0] as Waiting;
       waiting.socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
       this.#handOff(worker, waiting);
     }
@@ -257,8 +279,10 @@ export class Distributor {
   /**
    * CoDel on the queue's head: once the oldest connection's wait has stayed
    * above `targetMs` for a whole `intervalMs` (a standing queue, not a burst),
-   * the queue is dropping: what has waited longer than `targetMs` is answered
-   * 503, until the queue empties. A burst shorter than the interval waits.
+   * or at once when the last dropping spell ended less than 4 intervals ago
+   * (CoDel's memory: the overload goes on), the queue is dropping: what has
+   * waited longer than `targetMs` is answered 503, until the queue empties.
+   * A burst shorter than the interval waits.
    */
   #expire(): void {
     const head = this.#queue[0];
@@ -270,17 +294,30 @@ export class Distributor {
       if (!this.#dropping) return;
     } else if (!this.#dropping) {
       this.#aboveSince ??= now;
-      if (now - this.#aboveSince < intervalMs && this.#closed === undefined) return;
+      const recent = now - this.#droppingEnded < RECENT_INTERVALS * intervalMs;
+      if (now - this.#aboveSince < intervalMs && !recent && this.#closed === undefined) return;
       this.#dropping = true;
     }
-    while (this.#queue.length > 0 && now - (this.#queue[0] as Waiting).since > targetMs) {
-      const waiting = this.#queue.shift() as Waiting;
-      const { socket } = waiting;
-      socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
-      answerOverloaded(socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0] });
+    // oldest first: what waited longer than the target is answered, readiness probes excepted
+    let kept = 0;
+    for (const waiting of this.#queue) {
+      if (waiting.probe || now - waiting.since <= targetMs) {
+        this.#queue[kept++] = waiting;
+        continue;
+      }
+      waiting.socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
+      answerOverloaded(waiting.socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0] });
       this.#o.metrics.shed('queue');
     }
+    this.#queue.length = kept;
     this.#changed();
+  }
+
+  /** Whether a connection's first bytes are a GET or HEAD of one of `priorityPaths` (a readiness probe). */
+  #isProbe(chunk: Buffer): boolean {
+    const line = chunk.subarray(0, 256).toString('latin1');
+    const target = /^(?:GET|HEAD) ([^ ?]*)[ ?]/.exec(line)?.[1];
+    return target !== undefined && this.#o.priorityPaths.includes(target);
   }
 
   /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */
@@ -292,6 +329,7 @@ export class Distributor {
     }
     if (length > 0) return;
     this.#aboveSince = undefined;
+    if (this.#dropping) this.#droppingEnded = performance.now();
     this.#dropping = false;
     clearInterval(this.#timer);
     this.#timer = undefined;

@@ -97,6 +97,7 @@ export class Primary {
         targetMs: overload.queueTargetMs,
         intervalMs: overload.queueIntervalMs,
         retryAfterS: overload.retryAfterS,
+        priorityPaths: config.disableHealth ? [] : ['/health'],
         logger,
         metrics: {
           shed: (reason) => m.shed.inc({ reason }),

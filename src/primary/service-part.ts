@@ -1,6 +1,7 @@
-import { type Tracer, trace } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { GlobalTracer } from '../app/global-tracer.ts';
 import { Group } from '../app/group.ts';
 import type { HealthChecker } from '../app/health.ts';
 import { InFlight } from '../app/in-flight.ts';
@@ -49,7 +50,7 @@ export class ServicePart implements Registrar {
   constructor(config: ResolvedConfig, logBindings: Record<string, unknown> = {}) {
     this.config = config;
     this.logger = createLogger(config, undefined, logBindings);
-    this.#tracer = trace.getTracer(config.serviceName);
+    this.#tracer = new GlobalTracer(config.serviceName);
   }
 
   get settings(): Settings {

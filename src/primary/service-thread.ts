@@ -12,6 +12,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '../app/app.ts';
 import { loadService } from '../cluster/load-service.ts';
+import { importPreloads } from '../cluster/preload.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
@@ -28,6 +29,8 @@ export interface ServiceThreadData {
 const port = parentPort;
 if (port === null) throw new Error('service-thread.ts runs as a worker thread of the flotilla primary');
 const { config, servicePath } = workerData as ServiceThreadData;
+// the config's `preload` (an OpenTelemetry SDK's registration) before the service: worker threads run no `--import`
+await importPreloads(config.preload);
 const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' });
 const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);

@@ -3,14 +3,14 @@ import { after, beforeEach, describe, test } from 'node:test';
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { KError } from '../../src/errors/k-error.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { httpRequest } from '../helpers/http.ts';
 
 // A real OpenTelemetry SDK, as a user would register it: the App itself depends on the API only.
 const exporter = new InMemorySpanExporter();
-const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
 trace.setGlobalTracerProvider(provider);
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 const contextManager = new AsyncLocalStorageContextManager().enable();

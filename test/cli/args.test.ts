@@ -1,10 +1,10 @@
 import { describe, type TestContext, test } from 'node:test';
-import { COMMANDS, DEFAULT_CONFIG, parseCli, USAGE } from '../../src/cli/args.ts';
+import { COMMANDS, DEFAULT_CONFIGS, parseCli, USAGE } from '../../src/cli/args.ts';
 
 describe('parseCli', () => {
-  test('each command, with the default config file', (t: TestContext) => {
-    for (const command of COMMANDS) t.assert.deepStrictEqual(parseCli([command]), { command, config: DEFAULT_CONFIG, force: false });
-    t.assert.strictEqual(DEFAULT_CONFIG, 'config/app.yaml');
+  test('each command, without a config file until one is named (the CLI then looks for one)', (t: TestContext) => {
+    for (const command of COMMANDS) t.assert.deepStrictEqual(parseCli([command]), { command, config: undefined, force: false });
+    t.assert.deepStrictEqual(DEFAULT_CONFIGS, ['app.yaml', 'config/app.yaml']);
   });
 
   test('--config in every spelling, before or after the command', (t: TestContext) => {
@@ -33,12 +33,13 @@ describe('parseCli', () => {
   });
 
   test('--force belongs to init', (t: TestContext) => {
-    t.assert.deepStrictEqual(parseCli(['init', '--force']), { command: 'init', config: DEFAULT_CONFIG, force: true });
+    t.assert.deepStrictEqual(parseCli(['init', '--force']), { command: 'init', config: undefined, force: true });
     t.assert.strictEqual(parseCli(['-f', 'init']).force, true);
     t.assert.throws(() => parseCli(['start', '--force']), { name: 'TypeError', message: '--force applies to init only' });
   });
 
   test('the usage names every command and option', (t: TestContext) => {
-    for (const word of [...COMMANDS, '--config', '--force', '--help', '--version', DEFAULT_CONFIG]) t.assert.ok(USAGE.includes(word), word);
+    for (const word of [...COMMANDS, '--config', '--force', '--help', '--version', ...DEFAULT_CONFIGS])
+      t.assert.ok(USAGE.includes(word), word);
   });
 });

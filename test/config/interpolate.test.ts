@@ -28,6 +28,7 @@ test('a missing variable, a bad name or an unterminated expression is an error, 
       'environment variable A is not set (use ${A:-default} to give a default)',
       'environment variable B is not set (use ${B:-default} to give a default)',
     ],
+    unset: ['A', 'B'],
   });
   const badName = interpolate('${1X}', {});
   assert.ok(!badName.ok && /invalid expression \$\{1X\}/.test(badName.errors[0] ?? ''));

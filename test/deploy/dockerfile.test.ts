@@ -62,6 +62,7 @@ test('the built CLI runs the example the way the image does', () => {
 test('the image is hardened: non-root user, STOPSIGNAL, HEALTHCHECK without curl, slim base, production deps', () => {
   assert.match(dockerfile, /^USER node$/m);
   assert.match(dockerfile, /^STOPSIGNAL SIGTERM$/m);
+  assert.match(dockerfile, /^ENV NODE_ENV=production$/m, 'the image runs with env production without its config saying so');
   assert.match(dockerfile, /^HEALTHCHECK .*\n?.*CMD \["node"/m);
   assert.doesNotMatch(dockerfile, /curl|wget/);
   assert.match(dockerfile, /^FROM node:24-slim AS build$/m);

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { requireTool } from '../helpers/require-tool.ts';
 
 // The Dockerfile built for real and its image run: deploy/image-build.sh builds it with podman (chroot isolation;
 // where node:24-slim cannot be pulled, on a stand-in it assembles first), then a container of it answers /health,
@@ -12,9 +13,8 @@ import { promisify } from 'node:util';
 const root = resolve(import.meta.dirname, '../..');
 const TAG = 'localhost/flotilla-books:test';
 const container = `flotilla-image-test-${process.pid}`;
-const installed = spawnSync('podman', ['--version']).status === 0;
-// In CI podman is installed by .ci/run and these tests must run; elsewhere it may be absent.
-const skip = !installed && process.env['CI'] === undefined ? 'podman is not installed (Debian package "podman"); CI installs it' : false;
+// npm test installs podman where it can (tools/provision.sh); in CI these tests must run, elsewhere it may be absent
+const skip = requireTool('podman');
 const exec = promisify(execFile);
 let built = false;
 let running = false;
@@ -76,15 +76,15 @@ after(async () => {
 });
 
 test('the Dockerfile builds with podman', { skip, timeout: 10 * 60_000 }, async () => {
-  assert.ok(installed, 'podman is required in CI, where .ci/run installs it (Debian package "podman")');
   await sh('bash', ['deploy/image-build.sh', TAG], 9 * 60_000);
   const [image] = JSON.parse(await podman(['image', 'inspect', TAG])) as {
-    Config: { User?: string; StopSignal?: string; Cmd?: string[]; ExposedPorts?: Record<string, unknown> };
+    Config: { User?: string; StopSignal?: string; Cmd?: string[]; Env?: string[]; ExposedPorts?: Record<string, unknown> };
     Healthcheck?: { Test?: string[] };
   }[];
   assert.ok(image);
   assert.equal(image.Config.User, 'node');
   assert.equal(image.Config.StopSignal, 'SIGTERM');
+  assert.ok(image.Config.Env?.includes('NODE_ENV=production'), 'NODE_ENV=production: env follows it (no docs, no internal details)');
   assert.deepEqual(image.Config.Cmd, ['node', 'dist/cli/main.js', 'start', '--config', 'config/app.yaml']);
   assert.deepEqual(Object.keys(image.Config.ExposedPorts ?? {}).sort(), ['3000/tcp', '9464/tcp']);
   assert.equal(image.Healthcheck?.Test?.[1], 'node', 'the HEALTHCHECK is kept (Docker image format) and runs node');
@@ -121,6 +121,7 @@ test('a container of the image answers /health and passes its HEALTHCHECK', { sk
   assert.equal(((await health.json()) as { status: string }).status, 'pass');
   assert.equal(await status(`http://127.0.0.1:${api}/api/books/42`), 200, 'a worker serves the example');
   assert.equal(await status(`http://127.0.0.1:${metrics}/metrics`), 200, 'the metrics port answers');
+  assert.equal(await status(`http://127.0.0.1:${api}/docs`), 404, 'production, from NODE_ENV: no docs page');
 
   assert.equal(await podman(['exec', container, 'id', '-u']), '1000', 'runs as the node user');
   await podman(['healthcheck', 'run', container]);

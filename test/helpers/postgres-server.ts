@@ -1,13 +1,11 @@
 import type { TestContext } from 'node:test';
-import { PostgresServer, pgBin } from '../../tools/postgres-server.ts';
+import { PostgresServer } from '../../tools/postgres-server.ts';
+import { requireTool } from './require-tool.ts';
 
 export type { PostgresServer } from '../../tools/postgres-server.ts';
 
-/** A test's `skip` option: skipped without PostgreSQL's server, except in CI, where `.ci/run` installs it and the tests must run. */
-export const SKIP_WITHOUT_POSTGRES =
-  pgBin() === undefined && process.env['CI'] === undefined
-    ? 'PostgreSQL is not installed (Debian package "postgresql"); CI installs it'
-    : false;
+/** A test's `skip` option: skipped without PostgreSQL's server, except in CI, where it must run (see `requireTool`). */
+export const SKIP_WITHOUT_POSTGRES = requireTool('postgresql');
 
 /**
  * A throwaway PostgreSQL for the length of the test (`tools/postgres-server.ts`): `initdb` in a

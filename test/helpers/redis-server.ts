@@ -1,13 +1,11 @@
 import type { TestContext } from 'node:test';
-import { RedisServer, redisInstalled } from '../../tools/redis-server.ts';
+import { RedisServer } from '../../tools/redis-server.ts';
+import { requireTool } from './require-tool.ts';
 
 export type { RedisServer } from '../../tools/redis-server.ts';
 
-/** A test's `skip` option: skipped without Debian's `redis-server`, except in CI, where `.ci/run` installs it and the tests must run. */
-export const SKIP_WITHOUT_REDIS =
-  !redisInstalled() && process.env['CI'] === undefined
-    ? 'redis-server is not installed (Debian package "redis-server"); CI installs it'
-    : false;
+/** A test's `skip` option: skipped without Debian's `redis-server`, except in CI, where it must run (see `requireTool`). */
+export const SKIP_WITHOUT_REDIS = requireTool('redis-server');
 
 /**
  * A throwaway `redis-server` for the length of the test (`tools/redis-server.ts`): a free port of

@@ -122,7 +122,7 @@ async function project(name: string, spec: () => Promise<string>): Promise<strin
 const tarballProject = once(async () => project('from-tarball', tarball));
 
 /** What every install must give: a working `App` from 'flotilla', and the CLI. */
-async function checkInstall(t: TestContext, dir: string): Promise<void> {
+async function checkInstall(t: TestContext, dir: string, { linked = false } = {}): Promise<void> {
   const probe = [
     "import { App } from 'flotilla';",
     "const app = new App({ serviceName: 'probe', logging: { level: 'silent' } });",
@@ -136,6 +136,13 @@ async function checkInstall(t: TestContext, dir: string): Promise<void> {
   const version = await run(dir, 'npx', ['--no', '--', 'flotilla', '--version']);
   t.assert.strictEqual(version.stdout.trim(), `flotilla ${PKG.version}`);
 
+  // the peer dependency, installed by npm itself although the project asked for flotilla alone (a linked
+  // directory resolves it from the clone's own node_modules instead; the App's import above needs it either way)
+  if (!linked) {
+    const api = JSON.parse(readFileSync(join(dir, 'node_modules/@opentelemetry/api/package.json'), 'utf8')) as { version: string };
+    t.assert.match(api.version, /^1\.(9|[1-9]\d)\.\d+$/, 'npm installed @opentelemetry/api (^1.9.0) into the project');
+  }
+
   writeFileSync(join(dir, 'probe.yaml'), 'serviceName: probe\nport: 8080\n');
   const config = await run(dir, 'npx', ['--no', '--', 'flotilla', 'config', '--config', 'probe.yaml']);
   const effective = JSON.parse(config.stdout) as { serviceName: string; port: number };
@@ -146,7 +153,7 @@ async function checkInstall(t: TestContext, dir: string): Promise<void> {
 describe('installs from the README', { concurrency: true, timeout: 900_000 }, () => {
   test('a directory: npm install <clone in which npm install was run>', async (t: TestContext) => {
     const dir = await project('from-directory', clone);
-    await checkInstall(t, dir);
+    await checkInstall(t, dir, { linked: true });
   });
 
   test('git: npm install git+file://<repository>', async (t: TestContext) => {
@@ -156,6 +163,14 @@ describe('installs from the README', { concurrency: true, timeout: 900_000 }, ()
 
   test('a tarball: npm install <npm pack of a clone>', async (t: TestContext) => {
     await checkInstall(t, await tarballProject());
+  });
+
+  test("with today's OpenTelemetry SDK: npm install @opentelemetry/sdk-node succeeds, one copy of the API", async (t: TestContext) => {
+    const dir = await project('with-sdk', tarball);
+    await run(dir, 'npm', ['install', ...NPM_FLAGS, '@opentelemetry/sdk-node', '@opentelemetry/exporter-trace-otlp-http']);
+    const { stdout } = await run(dir, 'npm', ['query', '[name="@opentelemetry/api"]']);
+    const copies = (JSON.parse(stdout) as { path: string; version: string }[]).map((p) => p.version);
+    t.assert.strictEqual(copies.length, 1, `one copy of @opentelemetry/api, shared by flotilla and the SDK (found ${copies.join(', ')})`);
   });
 
   test('then npx flotilla init: npm test passes, tsc checks, npm start serves and stops on SIGTERM', async (t: TestContext) => {

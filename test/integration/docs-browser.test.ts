@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -7,12 +7,12 @@ import { type Browser, chromium } from 'playwright-core';
 import setup from '../../examples/books/service.ts';
 import { loadConfigFile } from '../../src/config/load-file.ts';
 import { App } from '../../src/index.ts';
+import { requireTool } from '../helpers/require-tool.ts';
 import { sink } from '../helpers/sink.ts';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-// In CI the browser is installed by .ci/run and this test must run; elsewhere it may be absent.
-const skip = !available && process.env['CI'] === undefined ? `no Chromium at ${CHROMIUM}` : false;
+// npm test installs the browser where it can (tools/provision.sh); in CI this test must run, elsewhere it may be absent
+const skip = requireTool('chromium');
 
 let app: App;
 let browser: Browser;

@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { type TestContext, test } from 'node:test';
 import { get, sample, scrapeUntil, startCluster, who } from '../helpers/cluster.ts';
+import { requireTool } from '../helpers/require-tool.ts';
 
 const PROMTOOL = '/usr/bin/promtool';
 const REQUESTS = 30;
@@ -31,12 +31,11 @@ test('one scrape of the primary sums the workers, adds its own series, and passe
   );
   t.assert.doesNotMatch(text, /^# HELP (\S+) .*\n(?:.*\n)*# HELP \1 /m, 'no metric family appears twice');
 
-  const installed = existsSync(PROMTOOL);
-  if (!installed && process.env['CI'] === undefined) {
-    t.skip(`${PROMTOOL} is missing (Debian package "prometheus"); CI installs it`);
+  const missing = requireTool('prometheus');
+  if (missing !== false) {
+    t.skip(missing);
     return;
   }
-  t.assert.ok(installed, `${PROMTOOL} is required in CI: install the Debian package "prometheus"`);
 
   // promtool exits 1 when the text does not parse, 3 when it parses but has lint remarks: it must say nothing at all.
   // (prom-client's default gauges `nodejs_active_*_total`, a counter-like suffix on a gauge, are left out for that.)

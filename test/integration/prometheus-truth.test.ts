@@ -4,6 +4,7 @@ import { needPrometheus, startPrometheus } from '../../tools/prometheus.ts';
 import { counterWindow, windowEnd, windowStart } from '../../tools/prometheus-window.ts';
 import { SteadyLoad } from '../../tools/steady-load.ts';
 import { get, startCluster } from '../helpers/cluster.ts';
+import { requireTool } from '../helpers/require-tool.ts';
 
 /**
  * Issue 11: what a real Prometheus makes of the summed `http_requests_total`
@@ -33,6 +34,7 @@ const ROUTE = 'http_requests_total{route="/pid"}';
 
 test('a real Prometheus sees one monotonic counter through kill -9, a rolling restart and a busy worker', {
   timeout: 180_000,
+  skip: requireTool('prometheus'),
 }, async (t: TestContext) => {
   if (!needPrometheus(t)) return;
   // Request logs off: ~12 000 lines the test has no use for.
