@@ -1,3 +1,6 @@
+/** After shedding stopped, a delay above the target this soon (intervals) sheds again at once (CoDel's memory). */
+const RECENT_INTERVALS = 4;
+
 /** What the admission control reads of the config (`overload`). */
 export interface AdmissionOptions {
   /** Shedding starts once the event loop's delay stayed above this for `intervalMs`. */
@@ -19,7 +22,8 @@ export interface AdmissionOptions {
  * since the previous probe is the delay the rule below reads.
  *
  * CoDel's rule on that delay: shedding starts once it stayed above `targetMs` for a whole `intervalMs`
- * (a burst shorter than that is absorbed), and stops once it stayed below for an interval. While
+ * (a burst shorter than that is absorbed), or at once within 4 intervals of the last shedding spell
+ * (the overload goes on), and stops once it stayed below for an interval. While
  * shedding, a new request is turned away only if the loop is late by more than the target right now
  * (the last probe's delay, or how overdue the next probe is when more): the worker keeps serving at
  * its capacity, with a queueing delay near the target, and sheds only the excess.
@@ -52,6 +56,8 @@ export class Admission {
   #shedding = false;
   /** Since when the delay has pointed away from the state (above the target while admitting, below while shedding). */
   #since = Number.NaN;
+  /** When shedding last stopped: a delay above the target within 4 intervals sheds again at once. */
+  #stoppedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: AdmissionOptions) {
     this.#targetMs = options.targetMs;
@@ -124,12 +130,15 @@ export class Admission {
       this.#since = Number.NaN;
       return;
     }
-    if (Number.isNaN(this.#since)) {
+    // CoDel's memory: a delay above the target soon after shedding stopped means the overload goes on
+    const recent = !this.#shedding && now - this.#stoppedAt < RECENT_INTERVALS * this.#intervalMs;
+    if (Number.isNaN(this.#since) && !recent) {
       this.#since = now;
       return;
     }
-    if (now - this.#since < this.#intervalMs) return;
+    if (!recent && now - this.#since < this.#intervalMs) return;
     this.#shedding = !this.#shedding;
+    if (!this.#shedding) this.#stoppedAt = now;
     this.#since = Number.NaN;
     this.#onChange?.(this.#shedding, delay);
   }

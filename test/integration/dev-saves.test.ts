@@ -41,7 +41,7 @@ test('flotilla dev restarts once per save, whatever the way of saving, and names
   const file = (name: string) => join(dir, name);
   const dev = new Dev(t, dir);
   const port = Number((await dev.until(() => /^ {2}API\s+http:\/\/127\.0\.0\.1:(\d+)\/$/m.exec(dev.stdout) ?? undefined, 'the banner'))[1]);
-  await dev.untilCount(/primary part of the service started/, 1, "the primary's part of the service");
+  await dev.untilCount(/primary part of the service started|its thread ends/, 1, "the primary's part of the service");
   await dev.untilCount(/watching for changes/, 1, 'the watcher ready');
 
   let saves = 0;
