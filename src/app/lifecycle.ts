@@ -52,6 +52,10 @@ function serve(server: Server, source: ConnectionSource, lifecycle: { readonly s
   server.emit('listening');
   source.open((socket, head) => {
     if (lifecycle.state === 'closed') return false;
+    // what net.Server does to a connection it accepts, before its 'connection' event: node:http's
+    // servers turn Nagle's algorithm off (without it, a response written in two parts waits for the
+    // peer's delayed ACK: +40 ms at p99, a quarter less throughput on keep-alive connections)
+    socket.setNoDelay(true);
     server.emit('connection', socket);
     if (head !== undefined) socket.emit('data', head);
     return true;
