@@ -81,6 +81,18 @@ const until = async (condition: () => boolean) => {
  */
 const stale = () => new Promise((r) => setTimeout(r, 10));
 
+/** A distributor with one worker that was handed a connection and has not acknowledged it for a while: the next ones wait. */
+async function oneBusyWorker(t: TestContext, overrides: Partial<DistributorOptions> = {}) {
+  const { distributor, counts } = start(t, overrides);
+  const { port } = await distributor.listen('127.0.0.1', 0);
+  const worker = new FakeWorker();
+  distributor.add(asWorker(worker));
+  client(port);
+  await until(() => worker.handed.length === 1);
+  await stale();
+  return { distributor, counts, port, worker };
+}
+
 test('connections go to the worker with the fewest unacknowledged hand-offs, ties in turn', async (t: TestContext) => {
   const { distributor } = start(t);
   const { port } = await distributor.listen('127.0.0.1', 0);
@@ -107,13 +119,7 @@ test('connections go to the worker with the fewest unacknowledged hand-offs, tie
 });
 
 test('a connection no worker can take waits, and is handed over with what the primary read of it', async (t: TestContext) => {
-  const { distributor, counts } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const w = new FakeWorker();
-  distributor.add(asWorker(w));
-  client(port, '/first');
-  await until(() => w.handed.length === 1);
-  await stale();
+  const { distributor, counts, port, worker: w } = await oneBusyWorker(t, { targetMs: 60_000, intervalMs: 60_000 });
   client(port, '/second');
   await until(() => counts.queued === 1);
   // the second waits; its bytes are read meanwhile, and travel with it
@@ -126,13 +132,7 @@ test('a connection no worker can take waits, and is handed over with what the pr
 });
 
 test('a client that leaves while its connection waits is dropped, never handed over', async (t: TestContext) => {
-  const { distributor, counts } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const w = new FakeWorker();
-  distributor.add(asWorker(w));
-  client(port);
-  await until(() => w.handed.length === 1);
-  await stale();
+  const { distributor, counts, port, worker: w } = await oneBusyWorker(t, { targetMs: 60_000, intervalMs: 60_000 });
   const leaver = client(port);
   await until(() => counts.queued === 1);
   leaver.socket.end();
@@ -144,13 +144,7 @@ test('a client that leaves while its connection waits is dropped, never handed o
 });
 
 test('a standing queue is cut to the target: the primary answers 503 OVERLOADED with Retry-After', async (t: TestContext) => {
-  const { distributor, counts } = start(t, { targetMs: 10, intervalMs: 30 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const stuck = new FakeWorker();
-  distributor.add(asWorker(stuck));
-  client(port);
-  await until(() => stuck.handed.length === 1);
-  await stale();
+  const { counts, port, worker: stuck } = await oneBusyWorker(t, { targetMs: 10, intervalMs: 30 });
   const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => client(port, `/p${i}`).reply));
   for (const [i, reply] of replies.entries()) {
     t.assert.match(reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -164,13 +158,7 @@ test('a standing queue is cut to the target: the primary answers 503 OVERLOADED 
 });
 
 test('with overload.enabled false, nothing is shed: the queue waits for the workers', async (t: TestContext) => {
-  const { distributor, counts } = start(t, { shed: false, targetMs: 1, intervalMs: 1 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const w = new FakeWorker();
-  distributor.add(asWorker(w));
-  client(port);
-  await until(() => w.handed.length === 1);
-  await stale();
+  const { distributor, counts, port, worker: w } = await oneBusyWorker(t, { shed: false, targetMs: 1, intervalMs: 1 });
   client(port);
   await new Promise((r) => setTimeout(r, 50));
   t.assert.strictEqual(counts.queue, 0);
@@ -180,13 +168,7 @@ test('with overload.enabled false, nothing is shed: the queue waits for the work
 });
 
 test('close: what waits is handed to the workers still taking connections, then each is told none follows', async (t: TestContext) => {
-  const { distributor } = start(t, { targetMs: 60_000, intervalMs: 60_000 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const w = new FakeWorker();
-  distributor.add(asWorker(w));
-  client(port);
-  await until(() => w.handed.length === 1);
-  await stale();
+  const { distributor, port, worker: w } = await oneBusyWorker(t, { targetMs: 60_000, intervalMs: 60_000 });
   client(port);
   client(port);
   await new Promise((r) => setTimeout(r, 20));
@@ -235,13 +217,7 @@ test('a worker that comes up after the close is told at once that no connection 
 });
 
 test('a readiness probe waiting in the queue leaves it first and is never shed', async (t: TestContext) => {
-  const { distributor, counts } = start(t, { targetMs: 5, intervalMs: 10 });
-  const { port } = await distributor.listen('127.0.0.1', 0);
-  const w = new FakeWorker();
-  distributor.add(asWorker(w));
-  client(port);
-  await until(() => w.handed.length === 1);
-  await stale();
+  const { distributor, counts, port, worker: w } = await oneBusyWorker(t, { targetMs: 5, intervalMs: 10 });
   const shed = client(port, '/work');
   client(port, '/health');
   // the standing queue sheds /work; /health waits for the worker
