@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
+import { QueueCoDel } from './queue-codel.ts';
+import { WaitingConnection } from './waiting-connection.ts';
 
 /**
  * Hand-offs a worker may have unacknowledged. A worker acknowledges a connection as soon as its event
@@ -14,10 +16,6 @@ import { acceptQueued } from '../utils/accept-queued.ts';
  */
 const MAX_PENDING = 4;
 const FRESH_MS = 2;
-/** After a dropping spell ends, a standing queue this soon (intervals) drops again at once (CoDel's memory). */
-const RECENT_INTERVALS = 4;
-/** A waiting connection is read up to this many bytes (a request head); the rest stays in the kernel for the worker. */
-const READ_LIMIT = 16_384;
 
 export interface DistributorOptions {
   /** `overload.enabled`: answer what waits too long with 503; otherwise everything waits, as with node:cluster. */
@@ -44,18 +42,6 @@ export interface DistributorMetrics {
   waited(seconds: number): void;
   /** The connections waiting now. */
   queued(length: number): void;
-}
-
-interface Waiting {
-  readonly socket: Socket;
-  /** When the primary accepted it (`performance.now()`). */
-  readonly since: number;
-  /** What was read while it waited (to detect a client that left). */
-  head: Buffer[];
-  bytes: number;
-  gone: boolean;
-  /** A readiness probe (its request line names a `priorityPaths` path): first out of the queue, never shed. */
-  probe: boolean;
 }
 
 interface Target {
@@ -88,13 +74,8 @@ export class Distributor {
   /** The workers in hand-off order: ties go to the one after the last chosen. */
   #order: Worker[] = [];
   #next = 0;
-  #queue: Waiting[] = [];
-  /** Since when the oldest waiting connection has waited longer than `targetMs` (`performance.now()`). */
-  #aboveSince: number | undefined;
-  /** Answering 503 what waits longer than `targetMs`, until the queue empties (see `#expire`). */
-  #dropping = false;
-  /** When the last dropping spell ended: a standing queue soon after drops at once. */
-  #droppingEnded = Number.NEGATIVE_INFINITY;
+  #queue: WaitingConnection[] = [];
+  readonly #codel: QueueCoDel;
   #timer: NodeJS.Timeout | undefined;
   #accepted = 0;
   /** The queue's length as the gauge last heard it. */
@@ -106,6 +87,7 @@ export class Distributor {
 
   constructor(options: DistributorOptions) {
     this.#o = options;
+    this.#codel = new QueueCoDel(options.targetMs, options.intervalMs);
     this.#server = createServer({ pauseOnConnect: true }, (socket) => this.#onConnection(socket));
     this.#server.on('error', (err) => options.logger.error({ err }, 'the listening socket failed'));
   }
@@ -173,7 +155,7 @@ export class Distributor {
 
   #onConnection(socket: Socket): void {
     this.#accepted++;
-    const waiting: Waiting = { socket, since: performance.now(), head: [], bytes: 0, gone: false, probe: false };
+    const waiting = new WaitingConnection(socket, performance.now());
     if (this.#queue.length === 0) {
       const worker = this.#pick();
       if (worker !== undefined) {
@@ -209,12 +191,9 @@ export class Distributor {
     return best;
   }
 
-  #handOff(worker: Worker, waiting: Waiting): void {
+  #handOff(worker: Worker, waiting: WaitingConnection): void {
     const { socket } = waiting;
-    // what a paused socket buffered goes along (reading it may start the handle's reads again, stopped right after)
-    if (socket.readableLength > 0) for (let chunk = socket.read(); chunk !== null; chunk = socket.read()) waiting.head.push(chunk);
-    stopReading(socket);
-    const head = waiting.head.length === 0 ? '' : Buffer.concat(waiting.head).toString('base64');
+    const head = waiting.handOver();
     const now = performance.now();
     (this.#targets.get(worker) as Target).pending.push(now);
     this.#o.metrics.waited((now - waiting.since) / 1_000);
@@ -234,30 +213,14 @@ export class Distributor {
   }
 
   /** Waits for a worker, read meanwhile: a client that leaves is dropped, and a 503 can be answered without a reset. */
-  #enqueue(waiting: Waiting): void {
-    const { socket } = waiting;
-    const leave = () => {
-      if (waiting.gone) return;
-      waiting.gone = true;
+  #enqueue(waiting: WaitingConnection): void {
+    waiting.read(this.#o.priorityPaths, () => {
       const at = this.#queue.indexOf(waiting);
-      if (at !== -1) {
-        this.#queue.splice(at, 1);
-        this.#o.metrics.shed('client-gone');
-        this.#changed();
-      }
-      socket.destroy();
-    };
-    socket.on('data', (chunk: Buffer) => {
-      if (waiting.head.length === 0) waiting.probe = this.#isProbe(chunk);
-      waiting.head.push(chunk);
-      waiting.bytes += chunk.length;
-      // the rest stays in the kernel's buffer for the worker; only an end is no longer noticed
-      if (waiting.bytes >= READ_LIMIT) stopReading(socket);
+      if (at === -1) return;
+      this.#queue.splice(at, 1);
+      this.#o.metrics.shed('client-gone');
+      this.#changed();
     });
-    socket.once('end', leave);
-    socket.once('close', leave);
-    socket.on('error', leave);
-    socket.resume();
     this.#queue.push(waiting);
     this.#changed();
     this.#timer ??= setInterval(() => this.#expire(), Math.max(1, Math.min(this.#o.targetMs, this.#o.intervalMs) / 4));
@@ -269,55 +232,31 @@ export class Distributor {
       const worker = this.#pick();
       if (worker === undefined) break;
       const probe = this.#queue.findIndex((w) => w.probe);
-      const waiting = this.#queue.splice(probe === -1 ? 0 : probe, 1)[0] as Waiting;
-      waiting.socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
+      const waiting = this.#queue.splice(probe === -1 ? 0 : probe, 1)[0] as WaitingConnection;
+      waiting.release();
       this.#handOff(worker, waiting);
     }
     this.#changed();
   }
 
-  /**
-   * CoDel on the queue's head: once the oldest connection's wait has stayed
-   * above `targetMs` for a whole `intervalMs` (a standing queue, not a burst),
-   * or at once when the last dropping spell ended less than 4 intervals ago
-   * (CoDel's memory: the overload goes on), the queue is dropping: what has
-   * waited longer than `targetMs` is answered 503, until the queue empties.
-   * A burst shorter than the interval waits.
-   */
+  /** The queue's deadline (see `QueueCoDel`): while it drops, what waited longer than the target is answered 503, readiness probes excepted. */
   #expire(): void {
-    const head = this.#queue[0];
-    if (head === undefined || (!this.#o.shed && this.#closed === undefined)) return;
+    const oldest = this.#queue[0];
+    if (oldest === undefined || (!this.#o.shed && this.#closed === undefined)) return;
     const now = performance.now();
-    const { targetMs, intervalMs } = this.#o;
-    if (now - head.since <= targetMs) {
-      this.#aboveSince = undefined;
-      if (!this.#dropping) return;
-    } else if (!this.#dropping) {
-      this.#aboveSince ??= now;
-      const recent = now - this.#droppingEnded < RECENT_INTERVALS * intervalMs;
-      if (now - this.#aboveSince < intervalMs && !recent && this.#closed === undefined) return;
-      this.#dropping = true;
-    }
-    // oldest first: what waited longer than the target is answered, readiness probes excepted
+    if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined)) return;
     let kept = 0;
     for (const waiting of this.#queue) {
-      if (waiting.probe || now - waiting.since <= targetMs) {
+      if (waiting.probe || now - waiting.since <= this.#o.targetMs) {
         this.#queue[kept++] = waiting;
         continue;
       }
-      waiting.socket.removeAllListeners('data').removeAllListeners('end').removeAllListeners('close');
+      waiting.release();
       answerOverloaded(waiting.socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0] });
       this.#o.metrics.shed('queue');
     }
     this.#queue.length = kept;
     this.#changed();
-  }
-
-  /** Whether a connection's first bytes are a GET or HEAD of one of `priorityPaths` (a readiness probe). */
-  #isProbe(chunk: Buffer): boolean {
-    const line = chunk.subarray(0, 256).toString('latin1');
-    const target = /^(?:GET|HEAD) ([^ ?]*)[ ?]/.exec(line)?.[1];
-    return target !== undefined && this.#o.priorityPaths.includes(target);
   }
 
   /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */
@@ -328,9 +267,7 @@ export class Distributor {
       this.#o.metrics.queued(length);
     }
     if (length > 0) return;
-    this.#aboveSince = undefined;
-    if (this.#dropping) this.#droppingEnded = performance.now();
-    this.#dropping = false;
+    this.#codel.emptied(performance.now());
     clearInterval(this.#timer);
     this.#timer = undefined;
     if (this.#closed !== undefined) this.#emptied.resolve();
@@ -342,20 +279,5 @@ function send(worker: Worker, message: object): void {
     if (worker.isConnected()) worker.send(message);
   } catch {
     // a worker whose channel closed is on its way out: its exit is handled by the supervisor
-  }
-}
-
-/**
- * Stops the primary's reads of a socket it hands over: the worker reads the
- * rest from the same kernel socket. A net.Socket keeps reading into its buffer
- * when paused; `readStop` on its handle is what net.Socket's own `pause` does
- * for sockets that must not read ahead.
- */
-function stopReading(socket: Socket): void {
-  socket.pause();
-  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStop?(): number } })._handle;
-  if (handle?.reading === true && typeof handle.readStop === 'function') {
-    handle.reading = false;
-    handle.readStop();
   }
 }
