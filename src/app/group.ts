@@ -5,6 +5,7 @@ import type { ResolvedConfig } from '../config/types.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { HealthChecker } from './health.ts';
+import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
 import { joinPath } from './router.ts';
@@ -15,7 +16,34 @@ import type { ShutdownHook } from './shutdown.ts';
  * Adds a route under a prefix with the middlewares and the `onRequest` hooks in force there: the
  * hooks as the arrays of the App and of each enclosing group, so that a hook added later still applies.
  */
-export type AddRoute = (route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain) => void;
+export type AddRoute = (
+  route: Route,
+  prefix: string,
+  middlewares: readonly Middleware[],
+  hooks: HookChain,
+  rateLimit: RateLimitPolicy | false | undefined,
+) => void;
+
+/**
+ * What a group may be given besides its middlewares, as the argument after its prefix.
+ *
+ * @example
+ * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
+ */
+export interface GroupOptions {
+  /** A rate limit shared by the group's routes (and its subgroups'), unless one sets its own; `false`: none. */
+  rateLimit?: RateLimitOptions | false;
+}
+
+/** A group's arguments after its prefix: its options (optional), then its middlewares. */
+export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
+
+/** The options and the middlewares of `group(prefix, ...args)`. */
+export function groupArgs(args: GroupArgs): { options: GroupOptions; middlewares: Middleware[] } {
+  const [first, ...rest] = args;
+  if (first !== undefined && typeof first === 'object' && first !== null) return { options: first, middlewares: rest as Middleware[] };
+  return { options: {}, middlewares: args as Middleware[] };
+}
 
 /** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
 export type HookChain = readonly (readonly RequestHook[])[];
@@ -39,10 +67,22 @@ export class Group implements Registrar {
   /** The hooks of the enclosing App and groups, then this group's own. */
   readonly #hooks: HookChain;
   readonly #own: RequestHook[] = [];
+  /** The rate limit of its routes: its own, else the enclosing group's or the App's. */
+  readonly #rateLimit: RateLimitPolicy | false | undefined;
 
-  constructor(root: Registrar, add: AddRoute, prefix: string, middlewares: readonly Middleware[], hooks: HookChain = []) {
+  constructor(
+    root: Registrar,
+    add: AddRoute,
+    prefix: string,
+    middlewares: readonly Middleware[],
+    hooks: HookChain = [],
+    options: GroupOptions = {},
+    inherited?: RateLimitPolicy | false,
+  ) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
+    const own = rateLimitPolicy(options.rateLimit, prefix, `group '${prefix}'`);
+    this.#rateLimit = own === undefined ? inherited : own;
     this.#root = root;
     this.#add = add;
     this.#hooks = [...hooks, this.#own];
@@ -71,7 +111,7 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares, this.#hooks);
+    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -79,8 +119,10 @@ export class Group implements Registrar {
     module.register(this);
   }
 
-  group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this.#root, this.#add, joinPath(this.prefix, prefix), [...this.middlewares, ...middlewares], this.#hooks);
+  group(prefix: string, ...args: GroupArgs): Group {
+    const { options, middlewares } = groupArgs(args);
+    const full = joinPath(this.prefix, prefix);
+    return new Group(this.#root, this.#add, full, [...this.middlewares, ...middlewares], this.#hooks, options, this.#rateLimit);
   }
 
   /** An `onRequest` hook for this group's routes (and its subgroups'), after the App's and the enclosing groups'. */
