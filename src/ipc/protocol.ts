@@ -11,7 +11,8 @@
  * 2: workers push metric snapshots (`flotilla:metrics`) instead of answering
  * requests; heartbeats (`flotilla:ping`/`flotilla:pong`); `flotilla:boot-failed`.
  * 3: the primary hands connections over itself (`flotilla:connection`, `flotilla:handoff-ack`,
- * `flotilla:handoff-end`) instead of node:cluster's round robin.
+ * `flotilla:handoff-end`) instead of node:cluster's round robin; rate limits are counted by the
+ * primary (`flotilla:rate-limit-hit`, `flotilla:rate-limit-count`).
  */
 export const PROTOCOL_VERSION = 3;
 /** Longest host and fatal or boot-failure `message` accepted. */
@@ -24,6 +25,10 @@ export const MAX_MESSAGE_LENGTH = 4096;
 export const MAX_HEAD_BYTES = 131_072;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
+/** The longest key of a rate limit's counter (the limiter hashes longer client keys). */
+export const MAX_RATE_KEY_LENGTH = 2048;
+/** Most ids of rate-limit exchanges a worker numbers before starting again from 1. */
+export const MAX_RATE_ID = Number.MAX_SAFE_INTEGER;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
@@ -178,6 +183,30 @@ export interface ServiceIdleMessage {
   type: 'flotilla:service-idle';
 }
 
+/**
+ * Worker → primary: count one request of a rate limit for `key` in its fixed window of `windowMs`
+ * (ARCHITECTURE.md, "Rate limits"). The primary answers `flotilla:rate-limit-count` with the same `id`.
+ */
+export interface RateLimitHitMessage {
+  v: V;
+  type: 'flotilla:rate-limit-hit';
+  id: number;
+  key: string;
+  windowMs: number;
+}
+/**
+ * Primary → worker: the answer to `flotilla:rate-limit-hit` `id`: the window's count with this request
+ * and the ms until it ends, or `ok: false` when the store failed (count and resetMs are then 0).
+ */
+export interface RateLimitCountMessage {
+  v: V;
+  type: 'flotilla:rate-limit-count';
+  id: number;
+  ok: boolean;
+  count: number;
+  resetMs: number;
+}
+
 export type WorkerMessage =
   | ListeningMessage
   | ShutdownCompleteMessage
@@ -187,8 +216,9 @@ export type WorkerMessage =
   | BootFailedMessage
   | HandoffAckMessage
   | FirstRequestMessage
-  | ServiceIdleMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage;
+  | ServiceIdleMessage
+  | RateLimitHitMessage;
+export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | RateLimitCountMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -251,6 +281,21 @@ export const msg = {
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
+  rateLimitHit: (id: number, key: string, windowMs: number): RateLimitHitMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:rate-limit-hit',
+    id,
+    key,
+    windowMs,
+  }),
+  rateLimitCount: (id: number, counted: { count: number; resetMs: number } | undefined): RateLimitCountMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:rate-limit-count',
+    id,
+    ok: counted !== undefined,
+    count: counted?.count ?? 0,
+    resetMs: Math.max(0, counted?.resetMs ?? 0),
+  }),
 } as const;
 
 function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
@@ -292,6 +337,10 @@ const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x
 const kind = (x: unknown) =>
   x === 'service' || x === 'address-in-use' || x === 'config' ? undefined : "must be 'service', 'address-in-use' or 'config'";
 
+const rateId = (x: unknown) =>
+  Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_RATE_ID ? undefined : 'must be a positive integer';
+const windowMs = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 1 ? undefined : 'must be a positive integer of ms');
+
 const route = string(0, MAX_ROUTE_LENGTH);
 const routes = (x: unknown) => {
   const inFlight = (y: unknown) => {
@@ -313,12 +362,14 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
   'flotilla:first-request': { pid },
+  'flotilla:rate-limit-hit': { id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
+  'flotilla:rate-limit-count': { id: rateId, ok: boolean, count: amount, resetMs: amount },
 };
 
 /**

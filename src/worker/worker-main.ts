@@ -13,6 +13,7 @@ import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
 import { onFirstRequest } from './first-request.ts';
 import { HandedConnections } from './handed-connections.ts';
+import { PrimaryCounterStore } from './rate-limit-client.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -26,6 +27,8 @@ import { startWatchdog } from './watchdog.ts';
  * hooks never run twice. A watchdog thread ends the worker if the primary is
  * gone while the main thread is stuck.
  */
+/** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
+const RATE_LIMIT_MARGIN_MS = 500;
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
 // the config holds the service's settings and the coordinator's URL: not for the child processes a service spawns
 delete process.env[WORKER_ENV];
@@ -36,9 +39,17 @@ const handed =
   config.cluster.balancing === 'primary'
     ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
     : undefined;
+// rate limits are counted by the primary, for every worker; it answers within the coordinator's timeout
+// (with coordination.url it asks the coordinator), and the margin covers the hop
+const counterStore = new PrimaryCounterStore((message) => {
+  if (!process.connected || process.send === undefined) return false;
+  process.send(message);
+  return true;
+}, config.coordination.timeoutMs + RATE_LIMIT_MARGIN_MS);
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
+  counterStore,
   role: 'worker',
   logBindings: { worker: start.slot },
   handleSignals: false,
@@ -151,6 +162,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:shutdown':
       void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
+      break;
+    case 'flotilla:rate-limit-count':
+      counterStore.answered(message);
       break;
   }
 });
