@@ -45,12 +45,11 @@ export class PrimaryCounterStore implements CounterStore {
         reject(new Error(`the primary did not count the request within ${this.#timeoutMs} ms`));
       }, this.#timeoutMs);
       this.#pending.set(id, { resolve, reject, timer });
-      let sent: boolean;
+      let sent = false;
       try {
         sent = this.#send(msg.rateLimitHit(id, key, windowMs));
-      } catch (error) {
-        sent = false;
-        void error;
+      } catch {
+        // a channel closing under the send: as unreachable
       }
       if (!sent) this.#settle(id, new Error('the primary cannot be reached (IPC channel closed)'));
     });

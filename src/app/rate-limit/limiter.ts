@@ -41,7 +41,12 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
   const prefix = `${policy.name}|${windowMs}|`;
   const policyField = policyHeader(policy);
   const name = sfString(policy.name);
-  const counted = (result: string) => host.counter?.labels({ route, result });
+  // bound once (no label hashing per request), and started at 0 so that rates are defined from the start
+  const counted = (result: string) => {
+    const child = host.counter?.labels({ route, result });
+    child?.inc(0);
+    return child;
+  };
   const allowed = counted('allowed');
   const limited = counted('limited');
   const failure = counted(policy.onStoreError === 'open' ? 'failed-open' : 'failed-closed');
@@ -66,7 +71,7 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
       },
     });
   };
-  const failed = (ctx: Ctx, error: unknown): void => {
+  const failed = (error: unknown): void => {
     failure?.inc();
     unlogged++;
     const now = performance.now();
@@ -83,7 +88,6 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
     if (policy.onStoreError === 'closed') {
       throw KError.of('UNAVAILABLE', 'the rate limit cannot be checked now: retry later', { headers: { 'Retry-After': '1' } });
     }
-    void ctx;
   };
 
   return (ctx) => {
@@ -96,17 +100,14 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
     try {
       hit = host.store.hit(storeKey(prefix, key), windowMs);
     } catch (error) {
-      failed(ctx, error);
+      failed(error);
       return;
     }
     if (!(hit instanceof Promise)) {
       decide(ctx, hit);
       return;
     }
-    return hit.then(
-      (h) => decide(ctx, h),
-      (error: unknown) => failed(ctx, error),
-    );
+    return hit.then((h) => decide(ctx, h), failed);
   };
 }
 
