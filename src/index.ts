@@ -8,7 +8,7 @@
  * await app.listen();
  */
 
-export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export { App, type AppConfig, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
 export type {
   BodyKind,
   BufferedMultipart,
@@ -34,7 +34,7 @@ export {
 } from './app/define-route.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
-export { Group } from './app/group.ts';
+export { Group, type GroupOptions } from './app/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/http-check.ts';
 export {
@@ -49,6 +49,7 @@ export {
   parsePagination,
   type Repository,
 } from './app/pagination.ts';
+export { clientAddress, type RateLimitOptions } from './app/rate-limit/policy.ts';
 export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';

@@ -57,8 +57,8 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
     const remaining = Math.max(0, max - hit.count);
     if (hit.count <= max) {
       allowed?.inc();
-      ctx.res.setHeader('RateLimit-Policy', policyField);
-      ctx.res.setHeader('RateLimit', rateLimitHeader(name, remaining, hit.resetMs));
+      // ignored once a handler timeout answered while the count was awaited
+      ctx.setHeader('RateLimit-Policy', policyField).setHeader('RateLimit', rateLimitHeader(name, remaining, hit.resetMs));
       return;
     }
     limited?.inc();

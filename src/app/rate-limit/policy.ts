@@ -42,7 +42,13 @@ export interface RateLimitPolicy {
 /** The longest window: 24 days. */
 export const MAX_WINDOW_MS = 86_400_000 * 24;
 
-/** The default key: the address the connection comes from. */
+/**
+ * The default key of a rate limit: the address the connection comes from (in a cluster, the
+ * client's own: the primary hands its socket over). Behind a proxy, every request has the proxy's.
+ *
+ * @example
+ * rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => (isInternal(ctx) ? undefined : clientAddress(ctx)) }
+ */
 export function clientAddress(ctx: Ctx): string {
   return ctx.req.socket?.remoteAddress ?? 'unknown';
 }

@@ -238,3 +238,51 @@ test('bad options are refused when registered, naming the route, group or App', 
   );
   t.assert.throws(() => new App({ rateLimit: { max: 0, windowMs: 1_000 } }, { handleSignals: false, logStream: sink() }), /rateLimit\.max/);
 });
+
+test('a count that comes later (a store elsewhere) admits and refuses the same, the route waiting for it', async (t: TestContext) => {
+  let calls = 0;
+  const counts = new Map<string, number>();
+  const later: CounterStore = {
+    hit: async (key) => {
+      calls++;
+      await new Promise((resolve) => setImmediate(resolve));
+      const count = (counts.get(key) ?? 0) + 1;
+      counts.set(key, count);
+      return { count, resetMs: 30_500 };
+    },
+    close: async () => {},
+  };
+  const { app } = testApp({}, { counterStore: later });
+  app.registerController(controller(route('/x', { rateLimit: { max: 2, windowMs: 60_000 } })));
+  const replies = await hits(app, '/x', 3);
+  t.assert.deepStrictEqual(statuses(replies), [200, 200, 429]);
+  t.assert.equal(replies[1]?.headers['ratelimit'], '"GET /x";r=0;t=31');
+  t.assert.equal(replies[2]?.headers['retry-after'], '31');
+  t.assert.equal(calls, 3);
+});
+
+test('a handler timeout while the count is awaited answers 503 HANDLER_TIMEOUT; the late count changes nothing', async (t: TestContext) => {
+  const answer = Promise.withResolvers<WindowCount>();
+  const slow: CounterStore = { hit: () => answer.promise, close: async () => {} };
+  let ran = false;
+  const { app } = testApp({}, { counterStore: slow });
+  app.registerController(
+    controller(
+      route('/x', {
+        timeoutMs: 30,
+        rateLimit: { max: 5, windowMs: 60_000 },
+        handler: () => {
+          ran = true;
+          return 1;
+        },
+      }),
+    ),
+  );
+  const reply = await app.inject('/x');
+  t.assert.equal(reply.statusCode, 503);
+  t.assert.equal(reply.json().code, 'HANDLER_TIMEOUT');
+  answer.resolve({ count: 1, resetMs: 1_000 });
+  await new Promise((resolve) => setImmediate(resolve));
+  t.assert.equal(ran, false, 'the handler never ran');
+  t.assert.equal(reply.headers['ratelimit'], undefined);
+});
