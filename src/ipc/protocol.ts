@@ -12,7 +12,7 @@
  * requests; heartbeats (`flotilla:ping`/`flotilla:pong`); `flotilla:boot-failed`.
  * 3: the primary hands connections over itself (`flotilla:connection`, `flotilla:handoff-ack`,
  * `flotilla:handoff-end`) instead of node:cluster's round robin; rate limits are counted by the
- * primary (`flotilla:rate-limit-hit`, `flotilla:rate-limit-count`).
+ * primary (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
  */
 export const PROTOCOL_VERSION = 3;
 /** Longest host and fatal or boot-failure `message` accepted. */
@@ -27,8 +27,10 @@ export const MAX_HEAD_BYTES = 131_072;
 export const MAX_METRICS = 10_000;
 /** The longest key of a rate limit's counter (the limiter hashes longer client keys). */
 export const MAX_RATE_KEY_LENGTH = 2048;
-/** Most ids of rate-limit exchanges a worker numbers before starting again from 1. */
+/** Most ids of rate-limit hits a worker numbers before starting again from 1. */
 export const MAX_RATE_ID = Number.MAX_SAFE_INTEGER;
+/** Most hits (and counts) in one rate-limit message. */
+export const MAX_RATE_BATCH = 1024;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
@@ -183,28 +185,34 @@ export interface ServiceIdleMessage {
   type: 'flotilla:service-idle';
 }
 
-/**
- * Worker → primary: count one request of a rate limit for `key` in its fixed window of `windowMs`
- * (ARCHITECTURE.md, "Rate limits"). The primary answers `flotilla:rate-limit-count` with the same `id`.
- */
-export interface RateLimitHitMessage {
-  v: V;
-  type: 'flotilla:rate-limit-hit';
+/** One request of a rate limit to count: for `key`, in its fixed window of `windowMs`. */
+export interface RateLimitHit {
   id: number;
   key: string;
   windowMs: number;
 }
 /**
- * Primary → worker: the answer to `flotilla:rate-limit-hit` `id`: the window's count with this request
- * and the ms until it ends, or `ok: false` when the store failed (count and resetMs are then 0).
+ * Worker → primary: requests of rate limits to count (ARCHITECTURE.md, "Rate limits"): those a worker
+ * served in one turn of its event loop, at most `MAX_RATE_BATCH`. The primary answers them in one
+ * `flotilla:rate-limit-counts`, each by its `id`.
  */
-export interface RateLimitCountMessage {
+export interface RateLimitHitsMessage {
   v: V;
-  type: 'flotilla:rate-limit-count';
+  type: 'flotilla:rate-limit-hits';
+  hits: RateLimitHit[];
+}
+/** The count of one hit: the window's count with it and the ms until it ends, or `ok: false` (both 0) when the store failed. */
+export interface RateLimitCount {
   id: number;
   ok: boolean;
   count: number;
   resetMs: number;
+}
+/** Primary → worker: the answers to one `flotilla:rate-limit-hits`, in its order. */
+export interface RateLimitCountsMessage {
+  v: V;
+  type: 'flotilla:rate-limit-counts';
+  counts: RateLimitCount[];
 }
 
 export type WorkerMessage =
@@ -217,8 +225,8 @@ export type WorkerMessage =
   | HandoffAckMessage
   | FirstRequestMessage
   | ServiceIdleMessage
-  | RateLimitHitMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | RateLimitCountMessage;
+  | RateLimitHitsMessage;
+export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | RateLimitCountsMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -281,20 +289,11 @@ export const msg = {
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
-  rateLimitHit: (id: number, key: string, windowMs: number): RateLimitHitMessage => ({
+  rateLimitHits: (hits: RateLimitHit[]): RateLimitHitsMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:rate-limit-hits', hits }),
+  rateLimitCounts: (counts: RateLimitCount[]): RateLimitCountsMessage => ({
     v: PROTOCOL_VERSION,
-    type: 'flotilla:rate-limit-hit',
-    id,
-    key,
-    windowMs,
-  }),
-  rateLimitCount: (id: number, counted: { count: number; resetMs: number } | undefined): RateLimitCountMessage => ({
-    v: PROTOCOL_VERSION,
-    type: 'flotilla:rate-limit-count',
-    id,
-    ok: counted !== undefined,
-    count: counted?.count ?? 0,
-    resetMs: Math.max(0, counted?.resetMs ?? 0),
+    type: 'flotilla:rate-limit-counts',
+    counts,
   }),
 } as const;
 
@@ -340,6 +339,18 @@ const kind = (x: unknown) =>
 const rateId = (x: unknown) =>
   Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_RATE_ID ? undefined : 'must be a positive integer';
 const windowMs = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 1 ? undefined : 'must be a positive integer of ms');
+/** A non-empty array of at most `MAX_RATE_BATCH` records, each of `fields`. */
+const batchOf = (fields: Fields) => (x: unknown) => {
+  if (!Array.isArray(x) || x.length === 0 || x.length > MAX_RATE_BATCH) return `must be an array of 1 to ${MAX_RATE_BATCH} entries`;
+  for (let i = 0; i < x.length; i++) {
+    const entry: unknown = x[i];
+    const problem = isRecord(entry) ? shapeProblem(entry, fields) : 'must be an object';
+    if (problem !== undefined) return `[${i}]${isRecord(entry) ? '.' : ' '}${problem}`;
+  }
+  return undefined;
+};
+const hits = batchOf({ id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
+const counts = batchOf({ id: rateId, ok: boolean, count: amount, resetMs: amount });
 
 const route = string(0, MAX_ROUTE_LENGTH);
 const routes = (x: unknown) => {
@@ -362,14 +373,14 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
   'flotilla:first-request': { pid },
-  'flotilla:rate-limit-hit': { id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs },
+  'flotilla:rate-limit-hits': { hits },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
-  'flotilla:rate-limit-count': { id: rateId, ok: boolean, count: amount, resetMs: amount },
+  'flotilla:rate-limit-counts': { counts },
 };
 
 /**

@@ -131,7 +131,7 @@ export class Primary {
         this.#firstListening.resolve();
       },
       onMessage: (worker, message) => {
-        if (message.type === 'flotilla:rate-limit-hit') this.#counts.hit(worker, message);
+        if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
         else if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
         else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);

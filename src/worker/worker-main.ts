@@ -163,7 +163,7 @@ process.on('message', (message: unknown, handle: unknown) => {
     case 'flotilla:shutdown':
       void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
       break;
-    case 'flotilla:rate-limit-count':
+    case 'flotilla:rate-limit-counts':
       counterStore.answered(message);
       break;
   }
