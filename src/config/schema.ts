@@ -7,7 +7,7 @@
  * An object key whose default is `{}` is always present once resolved, holding its children's
  * defaults (what ajv's `useDefaults` does too); a key without `default` stays absent until given.
  * A test (test/config/schema-integrity.test.ts) checks that the keys, defaults, types and the
- * README's configuration table agree.
+ * configuration reference's table (docs/reference/config.md) agree.
  */
 
 /**

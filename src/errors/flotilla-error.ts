@@ -12,7 +12,7 @@
  * coded errors (`TypeError [ERR_INVALID_ARG_TYPE]: …`), `name` stays the base
  * class's name and the code shows in the stack and in `String(error)`.
  *
- * The README's table of misuse codes is checked against this registry by a test.
+ * The table of misuse codes in docs/reference/errors.md is checked against this registry by a test.
  */
 
 /** The built-in classes a misuse error can extend. */

@@ -28,7 +28,7 @@ export interface DistributorOptions {
   /**
    * Request paths (`/health`) whose connections, once the primary has read their request line while
    * they wait, leave the queue first and are never shed: a readiness probe must not fail because the
-   * service is busy (see README, "Overload").
+   * service is busy (see docs/guides/overload-and-timeouts.md).
    */
   priorityPaths: readonly string[];
   logger: Logger;
