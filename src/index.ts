@@ -35,6 +35,7 @@ export {
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export type { SecurityRequirement } from './app/docs/security.ts';
+export { type ConnectMiddleware, fromConnect } from './app/from-connect.ts';
 export { Group, type GroupArgs, type GroupOptions } from './app/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/http-check.ts';
