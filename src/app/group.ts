@@ -37,7 +37,13 @@ export interface GroupOptions {
   security?: readonly SecurityRequirement[];
 }
 
-/** What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options. */
+/**
+ * What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options.
+ *
+ * @example
+ * app.group('/api', audit, timing); // middlewares only
+ * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
+ */
 export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
 
 const GROUP_OPTIONS: readonly string[] = ['security'] satisfies (keyof GroupOptions)[];

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { defineRoute } from '../../../src/app/define-route.ts';
 import { buildOpenApi } from '../../../src/app/docs/openapi.ts';
 import type { Route } from '../../../src/app/route.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
@@ -66,6 +67,19 @@ describe('security in the OpenAPI document', () => {
     assert.deepEqual(doc.paths['/me']?.get?.security, [{ oidc: ['profile'] }, {}]);
     assert.equal(doc.paths['/loose']?.get?.security, undefined);
     await SwaggerParser.validate(structuredClone(doc) as never);
+    await a.close();
+  });
+
+  test('defineRoute takes security too, and its handler stays typed', async () => {
+    const a = app();
+    const route = defineRoute({
+      method: 'POST',
+      path: '/books/:id/loans',
+      security: [{ oauth: ['books:write'] }],
+      handler: (ctx) => ({ id: ctx.params.id }),
+    });
+    a.registerController(controller(route));
+    assert.deepEqual(a.openapi().paths['/books/{id}/loans']?.post?.security, [{ oauth: ['books:write'] }]);
     await a.close();
   });
 
