@@ -28,6 +28,8 @@ export interface DocsConfig extends Inner<KConfig, 'docs'> {}
 export interface DocsContact extends Inner<DocsConfig, 'contact'> {}
 /** License of the documented API (`docs.license`, OpenAPI `info.license`). */
 export interface DocsLicense extends Inner<DocsConfig, 'license'> {}
+/** A security scheme of the API (a value of `docs.securitySchemes`, OpenAPI `components.securitySchemes`), by its `type`. */
+export type DocsSecurityScheme = Inner<DocsConfig, 'securitySchemes'>[string];
 /** A tag grouping operations in the documentation (an entry of `docs.tags`). */
 export type DocsTag = Inner<DocsConfig, 'tags'>[number];
 /** CORS settings (`cors`); see `CONFIG_SCHEMA.properties.cors`. */

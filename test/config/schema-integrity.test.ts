@@ -25,7 +25,16 @@ interface Node {
 }
 
 /** The keys without a default: absent from a resolved config until given. Anything else has one. */
-const OPTIONAL = ['docs.description', 'docs.contact', 'docs.license', 'i18n', 'service', 'settings', 'coordination.url'] as const;
+const OPTIONAL = [
+  'docs.description',
+  'docs.contact',
+  'docs.license',
+  'docs.security',
+  'i18n',
+  'service',
+  'settings',
+  'coordination.url',
+] as const;
 
 /** Every key of the schema with its schema and whether the object holding it has a default (or is the root). */
 function keys(node: Node = CONFIG_SCHEMA, prefix = '', holderDefaulted = true): { key: string; node: Node; defaulted: boolean }[] {
@@ -71,7 +80,7 @@ test('every key that a resolved config always has declares a default; only the l
 });
 
 test('every default is valid for its own key, and DEFAULTS are a valid config', () => {
-  const ajv = new Ajv({ strict: true, allowUnionTypes: true });
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true });
   addFormats(ajv, ['uri', 'email']);
   for (const { key, node } of keys()) {
     if (!('default' in node)) continue;
@@ -87,7 +96,7 @@ test('every default is valid for its own key, and DEFAULTS are a valid config', 
 });
 
 test("DEFAULTS are the schema's defaults as ajv's useDefaults applies them, read without compiling a validator", () => {
-  const ajv = new Ajv({ strict: true, allowUnionTypes: true, useDefaults: true });
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true, useDefaults: true });
   addFormats(ajv, ['uri', 'email']);
   const filled = {};
   assert.ok(ajv.validate(CONFIG_SCHEMA, filled), ajv.errorsText(ajv.errors));
