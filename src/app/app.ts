@@ -26,9 +26,10 @@ import type { ConnectionSource } from './connection-source.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
+import { checkSecurity } from './docs/security.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { GlobalTracer } from './global-tracer.ts';
-import { checkHook, Group, type GroupArgs, groupArgs, type HookChain } from './group.ts';
+import { type AddRoute, checkHook, Group, type GroupArgs, groupArgs, type HookChain } from './group.ts';
 import { HandlerTimeouts } from './handler-timeouts.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
 import { InFlight, type RequestRoutes } from './in-flight.ts';
@@ -39,7 +40,7 @@ import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
 import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
-import { type RouteRegistration, Router } from './router.ts';
+import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
@@ -228,17 +229,17 @@ export class App implements Registrar {
   }
 
   /**
-   * Routes under `prefix`, with the group's middlewares; the argument after the prefix may be the
-   * group's options (`{ rateLimit }`).
+   * Routes under `prefix`, with middlewares run before each route's own; options first when given
+   * (`{ security, rateLimit }`, see {@link GroupOptions}).
    *
    * @example
    * const api = app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
    */
   group(prefix: string, ...args: GroupArgs): Group {
-    const { options, middlewares } = groupArgs(args);
-    const add = (r: Route, p: string, m: readonly Middleware[], h: HookChain, rateLimit: RateLimitPolicy | false | undefined) =>
-      this.#addRoute(r, p, m, h, { rateLimit });
-    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options, this.#rateLimit);
+    const { options, middlewares } = groupArgs(prefix, args);
+    const add: AddRoute = (r, p, m, h, rateLimit) => this.#addRoute(r, p, m, h, { rateLimit });
+    const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
+    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security, rateLimit);
   }
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
@@ -357,6 +358,11 @@ export class App implements Registrar {
   }
 
   #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void {
+    // a route's `security` names the config's schemes: refused before it is routed, as a bad pattern is
+    if (typeof route === 'object' && route !== null && route.security !== undefined) {
+      const where = `route ${String(route.method)} ${joinPath(prefix, String(route.path))}`;
+      checkSecurity(route.security, this.config.docs.securitySchemes, where);
+    }
     this.#router.add(route, prefix, middlewares, hooks, registration);
   }
 

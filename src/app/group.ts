@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import { isRecord } from '../utils/is-record.ts';
+import { checkSecurity } from './docs/security.ts';
 import type { HealthChecker } from './health.ts';
 import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import type { AppRole, Registrar } from './registrar.ts';
@@ -24,29 +27,59 @@ export type AddRoute = (
   rateLimit: RateLimitPolicy | false | undefined,
 ) => void;
 
+/** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
+export type HookChain = readonly (readonly RequestHook[])[];
+
 /**
- * What a group may be given besides its middlewares, as the argument after its prefix.
+ * Options of a group, given before its middlewares.
  *
  * @example
- * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
+ * const admin = app.group('/admin', { security: [{ bearer: [] }] }, requireAdmin);
  */
 export interface GroupOptions {
-  /** A rate limit shared by the group's routes (and its subgroups'), unless one sets its own; `false`: none. */
+  /**
+   * The `security` of the group's routes (and its subgroups') that declare none (see `Route.security`);
+   * a subgroup's own replaces it. Each scheme must be declared in `docs.securitySchemes`.
+   */
+  security?: readonly SecurityRequirement[];
+  /**
+   * A rate limit shared by the group's routes (and its subgroups'), unless a subgroup or a route sets
+   * its own (see `Route.rateLimit`); `false`: none, not even the App's.
+   */
   rateLimit?: RateLimitOptions | false;
 }
 
-/** A group's arguments after its prefix: its options (optional), then its middlewares. */
+/**
+ * What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options.
+ *
+ * @example
+ * app.group('/api', audit, timing); // middlewares only
+ * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
+ * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
+ */
 export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
 
-/** The options and the middlewares of `group(prefix, ...args)`. */
-export function groupArgs(args: GroupArgs): { options: GroupOptions; middlewares: Middleware[] } {
-  const [first, ...rest] = args;
-  if (first !== undefined && typeof first === 'object' && first !== null) return { options: first, middlewares: rest as Middleware[] };
-  return { options: {}, middlewares: args as Middleware[] };
-}
+const GROUP_OPTIONS: readonly string[] = ['security', 'rateLimit'] satisfies (keyof GroupOptions)[];
 
-/** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
-export type HookChain = readonly (readonly RequestHook[])[];
+/**
+ * Splits `group(prefix, …)`'s arguments into its options (a plain object first) and its middlewares.
+ *
+ * @example
+ * groupArgs([{ security: [] }, audit]); // { options: { security: [] }, middlewares: [audit] }
+ */
+export function groupArgs(prefix: string, args: GroupArgs): { options: GroupOptions; middlewares: Middleware[] } {
+  const [first, ...rest] = args;
+  if (!isRecord(first)) return { options: {}, middlewares: args as Middleware[] };
+  for (const key of Object.keys(first)) {
+    if (!GROUP_OPTIONS.includes(key)) {
+      throw createError('FLO_ERR_BAD_GROUP_OPTION', {
+        prefix: String(prefix),
+        reason: `unknown option '${key}' (known: ${GROUP_OPTIONS.join(', ')})`,
+      });
+    }
+  }
+  return { options: first as GroupOptions, middlewares: rest as Middleware[] };
+}
 
 /**
  * Routes under a common prefix and middlewares; groups nest. A group is a
@@ -57,6 +90,7 @@ export type HookChain = readonly (readonly RequestHook[])[];
  * @example
  * const admin = app.group('/admin', requireAdmin);
  * admin.registerController(new UsersController()); // GET /admin/users …
+ * const api = app.group('/api', { security: [{ apiKey: [] }] }); // documented: every route needs the key
  * admin.group('/reports', audit).registerController(new ReportsController());
  */
 export class Group implements Registrar {
@@ -69,6 +103,8 @@ export class Group implements Registrar {
   readonly #own: RequestHook[] = [];
   /** The rate limit of its routes: its own, else the enclosing group's or the App's. */
   readonly #rateLimit: RateLimitPolicy | false | undefined;
+  /** The `security` of its routes that declare none: its own option, else the enclosing group's. */
+  readonly security: readonly SecurityRequirement[] | undefined;
 
   constructor(
     root: Registrar,
@@ -76,18 +112,20 @@ export class Group implements Registrar {
     prefix: string,
     middlewares: readonly Middleware[],
     hooks: HookChain = [],
-    options: GroupOptions = {},
-    inherited?: RateLimitPolicy | false,
+    security?: readonly SecurityRequirement[],
+    rateLimit: { option?: unknown; inherited?: RateLimitPolicy | false | undefined } = {},
   ) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
-    const own = rateLimitPolicy(options.rateLimit, prefix, `group '${prefix}'`);
-    this.#rateLimit = own === undefined ? inherited : own;
+    if (security !== undefined) checkSecurity(security, root.config.docs.securitySchemes, `group '${prefix}'`);
+    const own = rateLimitPolicy(rateLimit.option, prefix, `group '${prefix}'`);
+    this.#rateLimit = own === undefined ? rateLimit.inherited : own;
     this.#root = root;
     this.#add = add;
     this.#hooks = [...hooks, this.#own];
     this.prefix = prefix;
     this.middlewares = middlewares;
+    this.security = security;
   }
 
   get config(): ResolvedConfig {
@@ -111,7 +149,8 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
+    for (const route of controller.routes())
+      this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -119,10 +158,20 @@ export class Group implements Registrar {
     module.register(this);
   }
 
+  /** A subgroup: this group's prefix, middlewares, hooks, `security` and rate limit, then its own (see {@link GroupOptions}). */
   group(prefix: string, ...args: GroupArgs): Group {
-    const { options, middlewares } = groupArgs(args);
     const full = joinPath(this.prefix, prefix);
-    return new Group(this.#root, this.#add, full, [...this.middlewares, ...middlewares], this.#hooks, options, this.#rateLimit);
+    const { options, middlewares } = groupArgs(full, args);
+    const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
+    return new Group(
+      this.#root,
+      this.#add,
+      full,
+      [...this.middlewares, ...middlewares],
+      this.#hooks,
+      options.security ?? this.security,
+      rateLimit,
+    );
   }
 
   /** An `onRequest` hook for this group's routes (and its subgroups'), after the App's and the enclosing groups'. */
@@ -141,6 +190,12 @@ export class Group implements Registrar {
 
   onShutdown(hook: ShutdownHook): void {
     this.#root.onShutdown(hook);
+  }
+
+  /** The route with the group's `security` when it declares none of its own. */
+  #withSecurity(route: Route): Route {
+    if (this.security === undefined || typeof route !== 'object' || route === null || route.security !== undefined) return route;
+    return { ...route, security: this.security };
   }
 }
 

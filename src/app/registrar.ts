@@ -32,7 +32,7 @@ export interface Registrar {
   readonly role: AppRole;
   registerController(controller: Controller): void;
   use(module: Module): void;
-  /** Routes under `prefix`; the argument after it may be the group's options (`{ rateLimit }`), then its middlewares. */
+  /** Routes under `prefix` and middlewares, options (`{ security, rateLimit }`) first when given. */
   group(prefix: string, ...args: GroupArgs): Registrar;
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;

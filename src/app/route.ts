@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from './body.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 import type { RateLimitOptions } from './rate-limit/policy.ts';
@@ -123,6 +124,13 @@ export interface Route {
   deprecated?: boolean;
   /** Leave this route out of the OpenAPI document. */
   hide?: boolean;
+  /**
+   * What the operation requires, as OpenAPI Security Requirement objects naming the schemes of
+   * `docs.securitySchemes` (`[{ apiKey: [] }]`; `[{ oauth: ['books:write'] }]`; `[]`: nothing). Any one
+   * object of the list satisfies it. Left out, the group's applies, else the document's `docs.security`.
+   * Documentation only: the check itself is the route's middleware or hook.
+   */
+  security?: readonly SecurityRequirement[];
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
   /**

@@ -25,7 +25,14 @@ const INITIALIZER: Asset = {
 export function docsRoutes(docsPath: string, getDocument: () => unknown): Route[] {
   const path = docsPath.replaceAll(':', '::'); // find-my-way syntax: a literal colon
   const lastSegment = docsPath.slice(docsPath.lastIndexOf('/') + 1);
-  const route = (suffix: string, handler: Route['handler']): Route => ({ method: 'GET', path: `${path}${suffix}`, hide: true, handler });
+  // public, like the document they serve
+  const route = (suffix: string, handler: Route['handler']): Route => ({
+    method: 'GET',
+    path: `${path}${suffix}`,
+    hide: true,
+    security: [],
+    handler,
+  });
   return [
     route('', (ctx) => {
       const html = docsPage(docsPath, titleOf(getDocument()));
