@@ -9,6 +9,7 @@ import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
 import { joinPath } from './router.ts';
 import type { ShutdownHook } from './shutdown.ts';
+import type { StartHook } from './start-hooks.ts';
 
 /** Where a group puts its routes: the App's route table. */
 /**
@@ -99,6 +100,10 @@ export class Group implements Registrar {
 
   onShutdown(hook: ShutdownHook): void {
     this.#root.onShutdown(hook);
+  }
+
+  beforeServe(hook: StartHook): void {
+    this.#root.beforeServe(hook);
   }
 }
 
