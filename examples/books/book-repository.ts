@@ -87,9 +87,10 @@ export function sampleBooks(count: number): Book[] {
   ];
   const words = ['River', 'Silent', 'Glass', 'Harbor', 'Winter', 'Atlas', 'Lantern', 'Orchard', 'Signal', 'Tide', 'Compass', 'Ember'];
   let seed = 42;
+  // the generator's high bits: its low ones cycle with a short period (two authors out of eight)
   const next = () => {
     seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
-    return seed;
+    return Math.floor(seed / 2 ** 16);
   };
   return Array.from({ length: count }, (_, i) => ({
     id: i + 1,
