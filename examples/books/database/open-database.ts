@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { BooksSettings } from '../settings.ts';
 import type { Database } from './database.ts';
+import { withoutSqliteWarning } from './quiet-sqlite.ts';
 
 /** Connections of the primary's own pool: it runs the migrations and the report job, and serves nothing. */
 const PRIMARY_POOL_SIZE = 1;
@@ -24,7 +25,7 @@ export async function openDatabase(settings: BooksSettings, o: { logger: Logger;
     o.logger.debug({ poolSize }, 'books in PostgreSQL');
     return PostgresDatabase.connect({ url, poolSize, statementTimeoutMs: settings.statementTimeoutMs, logger: o.logger });
   }
-  const { SqliteDatabase } = await import('./sqlite-database.ts');
+  const { SqliteDatabase } = await withoutSqliteWarning(() => import('./sqlite-database.ts'));
   o.logger.debug({ file: settings.databaseFile }, 'books in the embedded SQLite database');
   return SqliteDatabase.open(settings.databaseFile, { busyTimeoutMs: settings.statementTimeoutMs || 5_000 });
 }
