@@ -178,6 +178,15 @@ export interface ServiceIdleMessage {
   type: 'flotilla:service-idle';
 }
 
+/**
+ * Service thread → primary: the service's setup ran and its `beforeServe` hooks are done (at once when
+ * it has none); the primary forks the workers on the first one.
+ */
+export interface ServiceReadyMessage {
+  v: V;
+  type: 'flotilla:service-ready';
+}
+
 export type WorkerMessage =
   | ListeningMessage
   | ShutdownCompleteMessage
@@ -187,7 +196,8 @@ export type WorkerMessage =
   | BootFailedMessage
   | HandoffAckMessage
   | FirstRequestMessage
-  | ServiceIdleMessage;
+  | ServiceIdleMessage
+  | ServiceReadyMessage;
 export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
@@ -251,6 +261,7 @@ export const msg = {
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
+  serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
 } as const;
 
 function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
@@ -312,6 +323,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
+  'flotilla:service-ready': {},
   'flotilla:first-request': { pid },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
