@@ -26,7 +26,8 @@ COPY examples ./examples
 # Node's compile cache (V8 code cache, see docs/guides/deployment.md), filled at build time: the first start of a container
 # does not compile flotilla, its dependencies and the service again. Owned by `node`, which adds what it compiles later.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
-RUN node dist/cli/main.js openapi --config config/app.yaml > /dev/null && chown -R node:node "$NODE_COMPILE_CACHE"
+# data/: the example's embedded SQLite database (without DATABASE_URL), written by the `node` user.
+RUN node dist/cli/main.js openapi --config config/app.yaml > /dev/null && mkdir -p data && chown -R node:node "$NODE_COMPILE_CACHE" data
 USER node
 EXPOSE 3000 9464
 # The primary is PID 1 and handles SIGTERM itself: the workers finish in-flight requests and hooks within 10 s.

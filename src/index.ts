@@ -56,6 +56,7 @@ export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';
 export type { SseEvent, SseOptions } from './app/sse.ts';
+export type { StartHook } from './app/start-hooks.ts';
 export type { StreamSource } from './app/stream-reply.ts';
 export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';

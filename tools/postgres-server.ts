@@ -66,6 +66,11 @@ export class PostgresServer {
     });
   }
 
+  /** The postmaster's pid while it runs (its backends are its children): what a benchmark counts the CPU of. */
+  get pid(): number | undefined {
+    return this.#process?.pid;
+  }
+
   /** `postgres://flotilla@127.0.0.1:<port>/postgres` */
   get url(): string {
     return `postgres://flotilla@127.0.0.1:${this.port}/postgres`;

@@ -1,15 +1,15 @@
 import { type Controller, defineRoute, KError, type Middleware, paginated, type Route } from 'flotilla';
 import { BOOK_SCHEMA, NEW_BOOK_SCHEMA } from './book.ts';
-import type { InMemoryBookRepository } from './book-repository.ts';
+import type { BookFilter, BookRepository } from './book-repository.ts';
 
 const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } } as const;
 
 /** `GET /books` (paginated), `GET /books/:id`, `POST /books` (needs the API key). */
 export class BooksController implements Controller {
-  readonly #repo: InMemoryBookRepository;
+  readonly #repo: BookRepository;
   readonly #requireApiKey: Middleware;
 
-  constructor(repo: InMemoryBookRepository, requireApiKey: Middleware) {
+  constructor(repo: BookRepository, requireApiKey: Middleware) {
     this.#repo = repo;
     this.#requireApiKey = requireApiKey;
   }
@@ -21,12 +21,21 @@ export class BooksController implements Controller {
           method: 'GET',
           path: '/books',
           summary: 'List books',
-          description: 'Pages through the catalogue; `author` filters by a case-insensitive substring.',
+          description:
+            'Pages through the catalogue, by id; `q` keeps the books whose title or author contains it, `author` those whose author does (case-insensitive).',
           tags: ['books'],
-          schema: { querystring: { type: 'object', properties: { author: { type: 'string', maxLength: 100 } } } },
+          schema: {
+            querystring: {
+              type: 'object',
+              properties: { q: { type: 'string', minLength: 1, maxLength: 100 }, author: { type: 'string', maxLength: 100 } },
+            },
+          },
           handler: (ctx) => {
-            const { author } = ctx.query; // string | undefined
-            return this.#repo.findAll(ctx.context(), ctx.parsePagination(), author === undefined ? {} : { author });
+            const { q, author } = ctx.query; // string | undefined
+            const filter: BookFilter = {};
+            if (q !== undefined) filter.q = q;
+            if (author !== undefined) filter.author = author;
+            return this.#repo.findAll(ctx.context(), ctx.parsePagination(), filter);
           },
         },
         BOOK_SCHEMA,

@@ -1,13 +1,14 @@
 import { type App, CronScheduler, defineRoute, type Module } from 'flotilla';
 import { Counter } from 'prom-client';
-import type { InMemoryBookRepository } from './book-repository.ts';
+import type { BookRepository } from './book-repository.ts';
 
 /**
  * Everything about the catalogue that is not a books route: its statistics
- * route, its health checker, its nightly-style report (a cron job that runs
- * once per cluster, in the primary) and its shutdown hook.
+ * route and its nightly-style report (a cron job that runs once per cluster,
+ * in the primary). The database's health checker and shutdown hook are the
+ * database module's (`database/database-module.ts`).
  */
-export function catalogueModule(repo: InMemoryBookRepository): Module {
+export function catalogueModule(repo: BookRepository): Module {
   return {
     register(app: App) {
       app.registerController({
@@ -19,16 +20,9 @@ export function catalogueModule(repo: InMemoryBookRepository): Module {
             description: 'How many books the catalogue holds.',
             tags: ['catalogue'],
             schema: { response: { 200: { type: 'object', required: ['books'], properties: { books: { type: 'integer' } } } } },
-            handler: () => ({ books: repo.size }), // checked against the 200 schema
+            handler: async (ctx) => ({ books: await repo.count(ctx.context().signal) }), // checked against the 200 schema
           }),
         ],
-      });
-
-      app.registerHealthChecker({
-        name: 'catalogue',
-        check: async () => {
-          if (repo.size === 0) throw new Error('the catalogue is empty');
-        },
       });
 
       const reports = new Counter({ name: 'books_reports_total', help: 'Catalogue reports written.', registers: [app.registry] });
@@ -37,18 +31,14 @@ export function catalogueModule(repo: InMemoryBookRepository): Module {
           {
             name: 'catalogue-report',
             cron: '*/30 * * * * *',
-            run: () => {
+            run: async (signal) => {
+              const books = await repo.count(signal);
               reports.inc();
-              app.logger.info({ books: repo.size }, 'catalogue report');
+              app.logger.info({ books }, 'catalogue report');
             },
           },
         ]),
       );
-
-      app.onShutdown(async () => {
-        // A real service closes its database pool here; the in-memory catalogue only says goodbye.
-        app.logger.info({ books: repo.size }, 'catalogue closed');
-      });
     },
   };
 }

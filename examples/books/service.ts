@@ -1,17 +1,39 @@
 import { defineService } from 'flotilla';
-import { InMemoryBookRepository, sampleBooks } from './book-repository.ts';
+import { sampleBooks } from './book-repository.ts';
 import { BooksController } from './books-controller.ts';
 import { catalogueModule } from './catalogue-module.ts';
+import { databaseModule } from './database/database-module.ts';
+import { migrate } from './database/migrate.ts';
+import { openDatabase } from './database/open-database.ts';
+import { SqlBookRepository } from './database/sql-book-repository.ts';
 import { requireApiKey, serverTiming } from './middlewares.ts';
+import { BOOKS_SETTINGS, type BooksSettings } from './settings.ts';
 
 /**
  * The book catalogue: flotilla's example service. `flotilla start` runs this
- * setup in every worker and once in the primary (where only the cron job and
- * shutdown hooks take effect).
+ * setup in every worker and once in the primary (where only the cron job,
+ * the `beforeServe` migrations and the shutdown hooks take effect). The books
+ * live in the embedded SQLite file by default, in PostgreSQL when
+ * `settings.databaseUrl` is set.
  */
-export default defineService((app) => {
-  const repo = new InMemoryBookRepository(sampleBooks(5_000));
-  const api = app.group('/api', serverTiming);
-  api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key')));
-  api.use(catalogueModule(repo));
+export default defineService({
+  settings: BOOKS_SETTINGS,
+  async setup(app) {
+    const settings = app.settings as BooksSettings;
+    const db = await openDatabase(settings, { logger: app.logger, primary: app.role === 'primary' });
+    const migrations = () => migrate(db, { logger: app.logger, seed: () => sampleBooks(settings.seedBooks) });
+    if (db.kind === 'sqlite' && settings.databaseFile === ':memory:') {
+      // a database per process: each one migrates and seeds its own, now
+      await migrations();
+    } else {
+      // once per deployment, before anything is served: the cluster's primary, or a standalone App's listen()
+      app.beforeServe(async () => void (await migrations()));
+    }
+    const repo = new SqlBookRepository(db);
+    const api = app.group('/api', serverTiming);
+    api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key')));
+    api.use(catalogueModule(repo));
+    // last: its shutdown hook closes the pool after the report job's scheduler has stopped
+    app.use(databaseModule(db));
+  },
 });

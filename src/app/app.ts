@@ -43,6 +43,7 @@ import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, Req
 import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
+import { checkStartHook, type StartHook } from './start-hooks.ts';
 
 export type { AppRole } from './registrar.ts';
 
@@ -60,7 +61,10 @@ export interface AppOptions {
   logBindings?: Record<string, unknown>;
   /** Trap SIGINT/SIGTERM in `listen()` (default true). */
   handleSignals?: boolean;
-  /** Run the schedulers registered with `registerScheduler` (default true; the cluster runs them once, in its primary). */
+  /**
+   * Run the schedulers registered with `registerScheduler` and the `beforeServe` hooks (default true; the
+   * cluster runs them once, in its primary).
+   */
   runSchedulers?: boolean;
   /** Serve this App's registry on `metrics.port` (default: when the config given has `metrics`). */
   serveMetrics?: boolean;
@@ -124,6 +128,7 @@ export class App implements Registrar {
   #tracer: Tracer;
   #translator: Translator | undefined;
   readonly #runSchedulers: boolean;
+  readonly #startHooks: StartHook[] = [];
   #openapi: { version: number; document: OpenApiDocument } | undefined;
   /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
   readonly #rateLimit: RateLimitPolicy | false | undefined;
@@ -174,6 +179,7 @@ export class App implements Registrar {
       drain: this.#drain,
       hooks: this.#hooks,
       schedulers: this.#schedulers,
+      startHooks: this.#startHooks,
       registry: this.#registry,
       servesMetrics: serveMetrics,
       handleSignals: options.handleSignals ?? true,
@@ -334,6 +340,22 @@ export class App implements Registrar {
     if (!this.#runSchedulers) return;
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => this.#lifecycle.stopScheduler(scheduler, signal));
+  }
+
+  /**
+   * Registers work to be done once per process tree before any request is served: a standalone App
+   * runs the hooks in `listen`, in registration order, before it binds (a hook that throws makes
+   * `listen` and `ready` reject); a cluster runs them in its primary's service thread before it forks
+   * the workers (ARCHITECTURE.md, "Start-up"); in a cluster worker (`runSchedulers: false`) this
+   * records nothing. The hook's signal aborts if the shutdown begins while it runs.
+   *
+   * @example
+   * app.beforeServe((signal) => migrate(db, signal)); // once per cluster, before the workers serve
+   */
+  beforeServe(hook: StartHook): void {
+    checkStartHook(hook);
+    if (!this.#runSchedulers) return;
+    this.#startHooks.push(hook);
   }
 
   registerHealthChecker(checker: HealthChecker): void {

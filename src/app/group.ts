@@ -13,6 +13,7 @@ import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
 import { joinPath } from './router.ts';
 import type { ShutdownHook } from './shutdown.ts';
+import type { StartHook } from './start-hooks.ts';
 
 /** Where a group puts its routes: the App's route table. */
 /**
@@ -196,6 +197,10 @@ export class Group implements Registrar {
   #withSecurity(route: Route): Route {
     if (this.security === undefined || typeof route !== 'object' || route === null || route.security !== undefined) return route;
     return { ...route, security: this.security };
+  }
+
+  beforeServe(hook: StartHook): void {
+    this.#root.beforeServe(hook);
   }
 }
 

@@ -14,6 +14,7 @@ import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
+import { runStartHooks, type StartHook } from './start-hooks.ts';
 
 export interface LifecycleParts {
   config: ResolvedConfig;
@@ -29,6 +30,8 @@ export interface LifecycleParts {
   drain: AbortController;
   hooks: readonly ShutdownHook[];
   schedulers: readonly Scheduler[];
+  /** `beforeServe` hooks: run before the server binds. */
+  startHooks: readonly StartHook[];
   registry: Registry;
   servesMetrics: boolean;
   handleSignals: boolean;
@@ -77,6 +80,8 @@ export class Lifecycle {
   #untrap: (() => void) | undefined;
   #draining = false;
   #running: RunningSchedulers | undefined;
+  /** Aborts the `beforeServe` hooks when `close()` comes while they run. */
+  readonly #starting = new AbortController();
   /** Port of the standalone metrics endpoint, once listening. */
   metricsPort: number | undefined;
   /** Whether the last shutdown completed in time with no failing hook. */
@@ -110,6 +115,7 @@ export class Lifecycle {
     this.#state = 'starting';
     const { config, logger } = this.#parts;
     try {
+      await runStartHooks(this.#parts.startHooks, this.#starting.signal);
       const { source, reusePort } = this.#parts;
       const server = createHttpServer(config);
       this.#server = server;
@@ -145,6 +151,7 @@ export class Lifecycle {
   close(deadline?: number, stayReady = false): Promise<void> {
     // a close() during startup lets the start finish (or fail), then shuts down: listen() and ready() always settle
     const settled = this.#state === 'starting' ? this.#ready.promise.then(noop, noop) : undefined;
+    if (settled !== undefined) this.#starting.abort(new Error('the App is closing'));
     const shutdown = () => this.#shutdown(deadline, stayReady);
     this.#closing ??= settled === undefined ? shutdown() : settled.then(shutdown);
     return this.#closing;

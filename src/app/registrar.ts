@@ -7,6 +7,7 @@ import type { GroupArgs } from './group.ts';
 import type { HealthChecker } from './health.ts';
 import type { Controller, Module, RequestHook } from './route.ts';
 import type { ShutdownHook } from './shutdown.ts';
+import type { StartHook } from './start-hooks.ts';
 
 /** Where the service's setup runs: alone, in the cluster's primary (its service thread), or in a cluster worker. */
 export type AppRole = 'standalone' | 'primary' | 'worker';
@@ -37,6 +38,12 @@ export interface Registrar {
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;
   onShutdown(hook: ShutdownHook): void;
+  /**
+   * Work done once per process tree before any request is served: in a cluster, in the primary's
+   * service thread before the workers are forked; standalone, before `listen` binds. Records nothing
+   * in a cluster worker.
+   */
+  beforeServe(hook: StartHook): void;
   /** Adds an `onRequest` hook: App-wide, or for the routes of a group (those added before and after it). */
   onRequest(hook: RequestHook): void;
 }

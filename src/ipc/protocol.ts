@@ -185,6 +185,14 @@ export interface ServiceIdleMessage {
   type: 'flotilla:service-idle';
 }
 
+/**
+ * Service thread → primary: the service's setup ran and its `beforeServe` hooks are done (at once when
+ * it has none); the primary forks the workers on the first one.
+ */
+export interface ServiceReadyMessage {
+  v: V;
+  type: 'flotilla:service-ready';
+}
 /** One request of a rate limit to count: for `key`, in its fixed window of `windowMs`. */
 export interface RateLimitHit {
   id: number;
@@ -225,6 +233,7 @@ export type WorkerMessage =
   | HandoffAckMessage
   | FirstRequestMessage
   | ServiceIdleMessage
+  | ServiceReadyMessage
   | RateLimitHitsMessage;
 export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | RateLimitCountsMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
@@ -289,6 +298,7 @@ export const msg = {
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
+  serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
   rateLimitHits: (hits: RateLimitHit[]): RateLimitHitsMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:rate-limit-hits', hits }),
   rateLimitCounts: (counts: RateLimitCount[]): RateLimitCountsMessage => ({
     v: PROTOCOL_VERSION,
@@ -372,6 +382,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:boot-failed': { pid, kind, message: string(0, MAX_MESSAGE_LENGTH) },
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
+  'flotilla:service-ready': {},
   'flotilla:first-request': { pid },
   'flotilla:rate-limit-hits': { hits },
 };

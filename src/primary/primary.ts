@@ -60,8 +60,9 @@ export class Primary {
   /** The connection hand-off, with `cluster.balancing: primary`. */
   readonly #distributor: Distributor | undefined;
   readonly #done = Promise.withResolvers<number>();
-  readonly #firstListening = Promise.withResolvers<void>();
   #listened = false;
+  /** The workers were forked: the first service thread was ready (its `beforeServe` hooks done). */
+  #forked = false;
   #metricsServer: Server | undefined;
   #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
@@ -128,7 +129,6 @@ export class Primary {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
         options.onListening?.(address);
         this.#listened = true;
-        this.#firstListening.resolve();
       },
       onMessage: (worker, message) => {
         if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
@@ -164,7 +164,6 @@ export class Primary {
     }
     this.#port = port;
     const untrap = this.#trapSignals();
-    this.#supervisor.start();
     void this.#startOwnParts();
     const code = await this.#done.promise;
     untrap();
@@ -191,7 +190,10 @@ export class Primary {
     return this.#exposition.scrape(this.#config.cluster.metricsIntervalMs);
   }
 
-  /** While the workers start: the metrics endpoint; once one listens, the service thread. */
+  /**
+   * The metrics endpoint, then the service thread; the workers are forked once the thread is ready
+   * (the service's `beforeServe` hooks ran: migrations are done before any worker serves).
+   */
   async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
     try {
@@ -203,9 +205,8 @@ export class Primary {
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
-      await this.#firstListening.promise;
-      // the service thread starts once a worker listens: on a machine with as many cores as workers,
-      // loading the service here at the same time would slow the workers' start-up down
+      // the service thread first, and the workers once it is ready: whatever the service's primary part
+      // must do before anything is served (`app.beforeServe`) is done when the first worker listens
       if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
@@ -218,7 +219,7 @@ export class Primary {
     const config = this.#config;
     const host = this.#hosts++;
     this.#host = new ServiceHost({
-      data: { config, servicePath: this.#o.servicePath },
+      data: { config, servicePath: this.#o.servicePath, ...(this.#o.configFile === undefined ? {} : { configFile: this.#o.configFile }) },
       logger: this.#o.logger,
       policy: backoffPolicyOf(config.cluster),
       heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
@@ -229,9 +230,18 @@ export class Primary {
         else this.#exposition.retire(key);
       },
       onAlive: (thread) => this.#exposition.touch(`service:${host}.${thread}`),
+      onReady: () => this.#forkWorkers(),
+      onBootFailed: (message) => this.#bootFailed(message),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
     });
     this.#host.start();
+  }
+
+  /** Forks the workers, once: on the first service thread's `flotilla:service-ready`. */
+  #forkWorkers(): void {
+    if (this.#forked || this.#shutdown !== undefined) return;
+    this.#forked = true;
+    this.#supervisor.start();
   }
 
   #workerStart(slot: number): string {
@@ -242,7 +252,7 @@ export class Primary {
   }
 
   /**
-   * A worker could not start for a reason a restart will not fix. Before any
+   * A worker (or the service thread) could not start for a reason a restart will not fix. Before any
    * worker ever listened (the service throws at import or in its setup, or
    * refuses its `settings`), and always for an address in use: the reason on
    * stderr, and the cluster exits (2 for the config, 1 otherwise). Later (a

@@ -1,6 +1,6 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { isWorkerMessage, type MetricFamily, msg } from '../ipc/protocol.ts';
+import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 
@@ -24,6 +24,10 @@ export interface ServiceHostOptions {
   onMetrics(thread: number, families: readonly MetricFamily[] | undefined): void;
   /** The `thread`-th thread answered a heartbeat: its last snapshot is current (it pushes one only on a change). */
   onAlive?(thread: number): void;
+  /** The thread's setup ran and its `beforeServe` hooks are done (`flotilla:service-ready`); again for each thread started. */
+  onReady?(thread: number): void;
+  /** The thread could not start for a reason a restart will not fix (it is not restarted). */
+  onBootFailed?(message: BootFailedMessage): void;
   /** The thread keeps failing early: the primary gives up. */
   onCrashLoop(): void;
 }
@@ -54,6 +58,8 @@ export class ServiceHost {
   #clean = true;
   /** The service has nothing to run in the primary: its thread ended on purpose (`flotilla:service-idle`). */
   #idle = false;
+  /** The thread reported a failure a restart will not fix: it is not restarted. */
+  #bootFailed = false;
 
   constructor(options: ServiceHostOptions) {
     this.#o = options;
@@ -124,7 +130,11 @@ export class ServiceHost {
         }
         this.#o.onMetrics(generation, message.metrics);
       } else if (message.type === 'flotilla:shutdown-complete') this.#clean &&= message.ok;
-      else if (message.type === 'flotilla:service-idle') {
+      else if (message.type === 'flotilla:service-ready') this.#o.onReady?.(generation);
+      else if (message.type === 'flotilla:boot-failed') {
+        this.#bootFailed = true;
+        this.#o.onBootFailed?.(message);
+      } else if (message.type === 'flotilla:service-idle') {
         this.#idle = true;
         this.#heartbeat.unwatch(thread);
         logger.info('the service registers no scheduler and no shutdown hook for the primary: its thread ends');
@@ -137,7 +147,7 @@ export class ServiceHost {
       this.#heartbeat.unwatch(thread);
       this.#thread = undefined;
       this.#o.onMetrics(generation, undefined);
-      if (this.#closing !== undefined || this.#idle) return;
+      if (this.#closing !== undefined || this.#idle || this.#bootFailed) return;
       const upForMs = this.#startedAt === 0 ? 0 : Date.now() - this.#startedAt;
       const { delayMs, crashLoop } = this.#backoff.fail(Date.now(), upForMs);
       if (crashLoop) {

@@ -9,6 +9,7 @@ import { createLogger } from '../app/logger.ts';
 import type { Registrar } from '../app/registrar.ts';
 import type { Controller, ErrorHandler, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
+import { checkStartHook, runStartHooks, type StartHook } from '../app/start-hooks.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
@@ -18,10 +19,11 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
 /**
  * What the service's setup is given in the cluster's primary (in its service
  * thread, `service-thread.ts`), with `role === 'primary'`: the registration
- * API of an App, of which only schedulers and shutdown hooks take effect.
+ * API of an App, of which only schedulers, `beforeServe` hooks and shutdown hooks take effect.
  * Routes, controllers, groups and health checkers are accepted and dropped:
  * the workers serve them. No router, validators or docs are built here.
  *
+ * `prepare()` runs the `beforeServe` hooks (the primary forks its workers once it resolves);
  * `start()` binds and starts the schedulers (across replicas with `coordination.url`:
  * `src/coordination/start.ts`); `close(deadline)` runs the hooks
  * (the schedulers' stops among them, in registration order) with one signal
@@ -30,7 +32,7 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
  * @example
  * const part = new ServicePart(config);
  * await setup(part as unknown as App);
- * await part.start(); … await part.close(Date.now() + 10_000);
+ * await part.prepare(); await part.start(); … await part.close(Date.now() + 10_000);
  */
 export class ServicePart implements Registrar {
   readonly role = 'primary' as const;
@@ -41,6 +43,10 @@ export class ServicePart implements Registrar {
   readonly routes: readonly Route[] = [];
   readonly #hooks: ShutdownHook[] = [];
   readonly #schedulers: Scheduler[] = [];
+  readonly #startHooks: StartHook[] = [];
+  /** Aborts the `beforeServe` hooks when the shutdown comes while they run. */
+  readonly #preparing = new AbortController();
+  #prepared: Promise<void> | undefined;
   readonly #deadline = new AbortController();
   #tracer: Tracer;
   #running: RunningSchedulers | undefined;
@@ -101,6 +107,22 @@ export class ServicePart implements Registrar {
     this.#hooks.push(hook);
   }
 
+  beforeServe(hook: StartHook): void {
+    checkStartHook(hook);
+    this.#startHooks.push(hook);
+  }
+
+  /** Runs the `beforeServe` hooks, once; rejects with the first hook's failure, or when the shutdown aborts them. */
+  prepare(): Promise<void> {
+    this.#prepared ??= (async () => {
+      if (this.#startHooks.length === 0) return;
+      const started = performance.now();
+      await runStartHooks(this.#startHooks, this.#preparing.signal);
+      this.logger.info({ hooks: this.#startHooks.length, ms: Math.round(performance.now() - started) }, 'beforeServe hooks done');
+    })();
+    return this.#prepared;
+  }
+
   setTracer(tracer: Tracer): void {
     this.#tracer = tracer;
   }
@@ -124,6 +146,8 @@ export class ServicePart implements Registrar {
    * under way (waiting for the coordinator) is let finish first, so that the hooks stop what it started.
    */
   async close(deadline: number): Promise<void> {
+    this.#preparing.abort(new Error('the cluster is shutting down'));
+    await this.#prepared?.catch(() => {});
     await this.#started?.catch(() => {});
     this.#clean = await runShutdown({
       logger: this.logger,

@@ -11,12 +11,15 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '../app/app.ts';
+import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { importPreloads } from '../cluster/preload.ts';
 import { Vitals } from '../cluster/vitals.ts';
+import { ConfigError } from '../config/config-error.ts';
+import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { ServicePart } from './service-part.ts';
 
@@ -24,16 +27,35 @@ import { ServicePart } from './service-part.ts';
 export interface ServiceThreadData {
   config: ResolvedConfig;
   servicePath: string;
+  /** The config file, where `settings` problems are located. */
+  configFile?: string;
 }
 
 const port = parentPort;
 if (port === null) throw new Error('service-thread.ts runs as a worker thread of the flotilla primary');
-const { config, servicePath } = workerData as ServiceThreadData;
-// the config's `preload` (an OpenTelemetry SDK's registration) before the service: worker threads run no `--import`
-await importPreloads(config.preload);
+const { config, servicePath, configFile } = workerData as ServiceThreadData;
+
+/**
+ * A start-up failure a restart will not fix (a preload or the service's module or setup throws, its
+ * settings are invalid): the primary hears it in one human line, as from a worker, and stops.
+ */
+const bootFailed = (kind: BootFailedMessage['kind'], message: string): never => {
+  port.postMessage(msg.bootFailed(process.pid, kind, message));
+  process.exit(1);
+};
+
+try {
+  // the config's `preload` (an OpenTelemetry SDK's registration) before the service: worker threads run no `--import`
+  await importPreloads(config.preload);
+} catch (error) {
+  bootFailed('service', (error as Error).message);
+}
 const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' });
 const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);
+
+/** The shutdown began: a `beforeServe` hook it aborted is no failure of the thread. */
+let closing = false;
 
 /** The last snapshot pushed: an unchanged one is not pushed again (the primary keeps the last one). */
 let pushed = '';
@@ -57,6 +79,7 @@ port.on('message', (message: unknown) => {
     return;
   }
   if (message.type !== 'flotilla:shutdown') return;
+  closing = true;
   void part.close(message.deadline).then(async () => {
     clearInterval(pushing);
     await pushMetrics(true);
@@ -65,15 +88,32 @@ port.on('message', (message: unknown) => {
   });
 });
 
-// the setup is typed for an App; the part has its registration API (see service-part.ts)
-await (await loadService<App>(servicePath))(part as unknown as App);
-if (part.idle) {
+try {
+  // the setup is typed for an App; the part has its registration API (see service-part.ts)
+  await (await loadService<App>(servicePath))(part as unknown as App);
+} catch (error) {
+  if (error instanceof ConfigError && configFile !== undefined) bootFailed('config', locateProblems(configFile, error.problems).message);
+  bootFailed('service', describeServiceError(error, servicePath));
+}
+try {
+  // the `beforeServe` hooks: the workers are forked once they are done; one that fails ends the thread
+  // with its error, which the host restarts with backoff (a crash loop stops the cluster)
+  await part.prepare();
+} catch (error) {
+  if (!closing) throw error;
+}
+if (closing) {
+  // the shutdown's handler above ends the thread once the hooks ran
+} else if (part.idle) {
+  post(msg.serviceReady());
   // nothing to run here: the last snapshot (the service's own metrics, if any), then the thread ends
   clearInterval(pushing);
   await pushMetrics(true);
   post(msg.serviceIdle());
   process.exit(0);
+} else {
+  post(msg.serviceReady());
+  await part.start();
+  // the first snapshot tells the host that the schedulers started
+  void pushMetrics(false);
 }
-await part.start();
-// the first snapshot tells the host that the schedulers started
-void pushMetrics(false);

@@ -1,6 +1,7 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
 import { ownSockets } from '../cluster/balancing.ts';
+import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
@@ -9,7 +10,6 @@ import { locateProblems } from '../config/load-file.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
-import { describeServiceError } from './boot-failure.ts';
 import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
 import { PrimaryCounterStore } from './rate-limit-client.ts';

@@ -64,3 +64,12 @@ test('three replicas share their schedulers: coordination.url comes from a Secre
   assert.equal(withSecret.coordination.url, url, 'config/app.yaml reads it');
   assert.equal(config.coordination.url, '', 'unset (npm start): off');
 });
+
+test('the books live in PostgreSQL: settings.databaseUrl comes from a Secret, unset for npm start', () => {
+  const variable = container['env'].find((e: { name: string }) => e.name === 'DATABASE_URL');
+  assert.deepEqual(variable?.valueFrom, { secretKeyRef: { name: 'books-database', key: 'url' } });
+  const url = 'postgres://books:s3cret@postgres:5432/books';
+  const { config: withSecret } = loadConfigFile(join(root, 'config/app.yaml'), { DATABASE_URL: url });
+  assert.equal((withSecret.settings as { databaseUrl: string }).databaseUrl, url, 'config/app.yaml reads it');
+  assert.equal((config.settings as { databaseUrl: string }).databaseUrl, '', 'unset (npm start): the embedded SQLite database');
+});

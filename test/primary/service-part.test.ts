@@ -58,3 +58,43 @@ test('a hook that outlives the deadline makes the shutdown unclean; its signal a
   t.assert.strictEqual(aborted, true);
   t.assert.strictEqual(part.cleanShutdown, false);
 });
+
+test('prepare() runs the beforeServe hooks once, in order; the shutdown aborts one still running', async (t: TestContext) => {
+  const part = new ServicePart(config);
+  const events: string[] = [];
+  part.beforeServe(() => void events.push('migrate'));
+  part.group('/api').beforeServe(() => void events.push('warm'));
+  await part.prepare();
+  await part.prepare();
+  t.assert.deepStrictEqual(events, ['migrate', 'warm']);
+
+  const slow = new ServicePart(config);
+  let reason: unknown;
+  slow.beforeServe(
+    (signal) =>
+      new Promise<void>((_, reject) =>
+        signal.addEventListener('abort', () => {
+          reason = signal.reason;
+          reject(signal.reason);
+        }),
+      ),
+  );
+  const preparing = slow.prepare();
+  await slow.close(Date.now() + 1_000);
+  await t.assert.rejects(preparing);
+  t.assert.match(String(reason), /shutting down/);
+  t.assert.strictEqual(slow.cleanShutdown, true);
+});
+
+test('prepare() rejects with a failing beforeServe hook; the later ones do not run', async (t: TestContext) => {
+  const part = new ServicePart(config);
+  let later = false;
+  part.beforeServe(async () => {
+    throw new Error('the database refused the migration');
+  });
+  part.beforeServe(() => {
+    later = true;
+  });
+  await t.assert.rejects(part.prepare(), /refused the migration/);
+  t.assert.strictEqual(later, false);
+});

@@ -42,6 +42,31 @@ declare class OutOfStock extends Error {}
 declare const prices: { since(id: string | undefined): AsyncIterable<import('flotilla').SseEvent> };
 declare function store(filename: string, file: import('node:stream').Readable): Promise<void>;
 declare const pool: { end(): Promise<void> };
+declare const defineRoute: typeof import('flotilla').defineRoute;
+declare const fromConnect: typeof import('flotilla').fromConnect;
+type Middleware<S extends object = object> = import('flotilla').Middleware<S>;
+type IncomingMessage = import('node:http').IncomingMessage;
+declare const handler: import('flotilla').Handler;
+declare const requireApiKey: import('flotilla').Middleware;
+declare const requireAdmin: import('flotilla').Middleware;
+interface User { id: string; name: string }
+declare const users: { verify(user: string, password: string): Promise<User | undefined> };
+declare class PagesController { routes(): import('flotilla').Route[] }
+declare class BooksController { routes(): import('flotilla').Route[] }
+declare class UsersController { routes(): import('flotilla').Route[] }
+declare class PartnersController { routes(): import('flotilla').Route[] }
+declare const passport: typeof import('passport');
+interface Db {
+  query(sql: string, params: unknown[], signal?: AbortSignal): Promise<unknown[]>;
+  close(signal: AbortSignal): Promise<void>;
+}
+declare const db: Db;
+declare const BOOKS_SETTINGS: { type: 'object'; properties: { databaseUrl: { type: 'string' } } };
+declare function openDatabase(settings: unknown, options: { logger: unknown; primary: boolean }): Promise<Db>;
+declare function migrate(db: Db, options: { logger: unknown; seed(): unknown[] }): Promise<number>;
+declare function sampleBooks(count: number): unknown[];
+declare const id: number;
+declare const ctx: import('flotilla').Ctx;
 `;
 
 /** The fenced blocks of a language in every document, with the file and line of their opening fence. */

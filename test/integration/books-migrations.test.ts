@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { type TestContext, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { ClusterProcess, configYaml } from '../../tools/cluster-process.ts';
+import { byMsg, CLI, get, tempFiles } from '../helpers/cluster.ts';
+import { postgresServer, SKIP_WITHOUT_POSTGRES } from '../helpers/postgres-server.ts';
+
+/** The example service itself, as `npm start` runs it. */
+const SERVICE = fileURLToPath(new URL('../../examples/books/service.ts', import.meta.url));
+
+/** `flotilla start` of the example with `settings`, 2 workers, in a temporary directory; killed after the test. */
+function books(t: TestContext, settings: Record<string, unknown>): ClusterProcess {
+  const yaml = configYaml({ serviceName: 'books', service: SERVICE, cluster: { startupTimeoutMs: 20_000 } }, { settings });
+  const dir = tempFiles(t, { 'app.yaml': yaml });
+  const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), execArgv: ['--conditions=source'] });
+  t.after(() => cluster.kill());
+  return cluster;
+}
+
+const migrated = byMsg('database migrated');
+const upToDate = byMsg('database schema up to date');
+
+test('SQLite, 2 workers: the migrations and the seed run once, in the primary, before any worker listens', async (t: TestContext) => {
+  const file = join(tempFiles(t, {}), 'books.sqlite');
+  const cluster = books(t, { databaseFile: file });
+  await cluster.ready(2, 30_000);
+  const runs = cluster.lines.filter(migrated);
+  t.assert.strictEqual(runs.length, 1, cluster.tail());
+  t.assert.strictEqual(runs[0]?.pid, cluster.pid, 'in the primary');
+  t.assert.deepStrictEqual(runs[0]?.['applied'], ['0001-books', 'seed-books']);
+  const firstListening = cluster.lines.find(byMsg('worker listening'));
+  t.assert.ok(firstListening !== undefined && runs[0] !== undefined && firstListening.at >= runs[0].at);
+  const page = JSON.parse((await get(cluster.appPort, '/api/books?page=250')).body) as { total: number; data: unknown[] };
+  t.assert.deepStrictEqual([page.total, page.data.length], [5_000, 20]);
+
+  cluster.signal('SIGTERM');
+  t.assert.strictEqual((await cluster.exit(15_000)).code, 0, cluster.tail());
+  t.assert.strictEqual(cluster.lines.filter(byMsg('database closed')).length, 3, 'each worker and the primary close theirs');
+
+  const again = books(t, { databaseFile: file });
+  await again.ready(2, 30_000);
+  t.assert.strictEqual(again.lines.filter(migrated).length, 0, 'the second start migrates nothing');
+  t.assert.strictEqual(again.lines.filter(upToDate).length, 1);
+  const db = new DatabaseSync(file, { readOnly: true });
+  t.after(() => db.close());
+  t.assert.deepStrictEqual({ ...db.prepare('SELECT count(*) AS n FROM books').get() }, { n: 5_000 }, 'seeded once');
+});
+
+test('PostgreSQL, two replicas of 2 workers started together: one migrates, the other waits and finds it done', {
+  skip: SKIP_WITHOUT_POSTGRES,
+}, async (t: TestContext) => {
+  const server = await postgresServer(t);
+  const replicas = [books(t, { databaseUrl: server.url }), books(t, { databaseUrl: server.url })];
+  await Promise.all(replicas.map((r) => r.ready(2, 30_000)));
+  const lines = replicas.flatMap((r) => r.lines);
+  t.assert.strictEqual(lines.filter(migrated).length, 1, replicas.map((r) => r.tail()).join('\n'));
+  t.assert.strictEqual(lines.filter(upToDate).length, 1);
+  for (const r of replicas) {
+    t.assert.ok(
+      !r.lines.some((l) => (l.msg === 'database migrated' || l.msg === 'database schema up to date') && l.pid !== r.pid),
+      'never in a worker',
+    );
+    const reply = await get(r.appPort, '/api/books?limit=1&q=borges');
+    const page = JSON.parse(reply.body) as { total: number };
+    t.assert.ok(page.total > 0, reply.body);
+  }
+
+  const client = new pg.Client({ connectionString: server.url });
+  client.on('error', () => {});
+  await client.connect();
+  t.after(() => client.end().catch(() => {}));
+  const { rows } = await client.query<{ n: number; v: number }>(
+    'SELECT (SELECT count(*)::int FROM books) AS n, (SELECT count(*)::int FROM schema_migrations) AS v',
+  );
+  t.assert.deepStrictEqual(rows[0], { n: 5_000, v: 2 });
+  const { rows: pools } = await client.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'books'",
+  );
+  // each replica: 2 workers × poolSize (5) + the primary's 1; only what was used is open
+  t.assert.ok((pools[0]?.n ?? 0) <= 2 * (2 * 5 + 1), `${pools[0]?.n} connections`);
+});
