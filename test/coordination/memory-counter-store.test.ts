@@ -46,13 +46,17 @@ test('the edge of a fixed window: near twice the limit can pass within a short t
   t.assert.equal(passed, 2 * max - 1, 'and a new window’s budget 100 ms later: the documented edge');
 });
 
-test('ended windows are swept on a later hit (at most once a second), with no timer', (t: TestContext) => {
+test('ended windows are swept a few per hit, the live ones kept, with no timer', (t: TestContext) => {
   const { clock, store } = clocked();
-  for (let i = 0; i < 100; i++) store.hit(`k${i}`, 500);
-  t.assert.equal(store.size, 100);
+  for (let i = 0; i < 100; i++) store.hit(`short${i}`, 500);
+  for (let i = 0; i < 10; i++) store.hit(`long${i}`, 60_000);
+  t.assert.equal(store.size, 110);
   clock.now += 1_000;
-  store.hit('fresh', 500);
-  t.assert.equal(store.size, 1, 'only the fresh window is left');
+  store.hit('fresh', 60_000);
+  t.assert.ok(store.size > 100, 'one hit pays for a few entries only');
+  for (let i = 0; i < 40; i++) store.hit('fresh', 60_000);
+  t.assert.equal(store.size, 11, 'the ended windows are gone, the 10 running ones and the fresh one kept');
+  t.assert.equal(store.hit('long3', 60_000).count, 2, 'a running window keeps its count');
 });
 
 test('close empties it', async (t: TestContext) => {
