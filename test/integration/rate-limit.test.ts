@@ -135,3 +135,37 @@ test('two replicas sharing a throwaway PostgreSQL admit exactly 50 of 150 betwee
   const server = await postgresServer(t);
   await replicasShare(t, server.url, 'postgres');
 });
+
+test('Redis down: a fail-open route admits without the headers, a fail-closed one answers 503; counting resumes when it is back', {
+  skip: SKIP_WITHOUT_REDIS,
+  timeout: 90_000,
+}, async (t: TestContext) => {
+  const server = await redisServer(t);
+  const cluster = await startCluster(t, {
+    config: { service: SERVICE, serviceName: 'rate-down', coordination: { url: server.url } },
+  }).ready(2, 30_000);
+  const up = await fetchFresh(cluster.appPort, '/limited');
+  t.assert.equal(up.status, 200);
+  t.assert.match(String(up.headers['ratelimit']), /;r=49;/);
+  await server.stop();
+  for (let i = 0; i < 4; i++) {
+    const open = await fetchFresh(cluster.appPort, '/limited');
+    t.assert.equal(open.status, 200, 'fail open: admitted');
+    t.assert.equal(open.headers['ratelimit'], undefined, 'no count, no fields');
+    const closed = await fetchFresh(cluster.appPort, '/closed');
+    t.assert.equal(closed.status, 503, 'fail closed: refused');
+    t.assert.equal((JSON.parse(closed.body) as { code: string }).code, 'UNAVAILABLE');
+    t.assert.equal(closed.headers['retry-after'], '1');
+  }
+  t.assert.ok((await counted(cluster, 'failed-open', 4)) >= 4);
+  await cluster.waitFor((line) => line['msg'] === 'rate limit not counted: the store failed, requests are answered 503', 'the warning');
+  await server.start();
+  // the client reconnects with backoff (at most 1 s between attempts): the window starts anew on the empty server
+  let back: Answer | undefined;
+  for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(200)) {
+    back = await fetchFresh(cluster.appPort, '/limited');
+    if (back.headers['ratelimit'] !== undefined) break;
+  }
+  t.assert.equal(back?.status, 200);
+  t.assert.match(String(back?.headers['ratelimit']), /^"GET \/limited";r=49;t=60$/);
+});
