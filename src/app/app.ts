@@ -17,6 +17,7 @@ import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
+import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
 import type { ConnectionSource } from './connection-source.ts';
@@ -37,6 +38,10 @@ import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, Req
 import { type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
+import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
+import { WebSocketHub } from './websocket-hub.ts';
+import { upgradeListener, webSocketHandler } from './websocket-route.ts';
+import { checkTopic } from './websocket-topic.ts';
 
 export type { AppRole } from './registrar.ts';
 
@@ -67,6 +72,8 @@ export interface AppOptions {
   reusePort?: boolean;
   /** Bind no socket: the connections come from this source (the cluster's primary hands them over). */
   connections?: ConnectionSource;
+  /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
+  topics?: TopicTransport;
 }
 
 /**
@@ -105,6 +112,10 @@ export class App implements Registrar {
   #translator: Translator | undefined;
   readonly #runSchedulers: boolean;
   #openapi: { version: number; document: OpenApiDocument } | undefined;
+  /** The open WebSockets; made with the first websocket route. */
+  #hub: WebSocketHub | undefined;
+  readonly #topics: TopicTransport;
+  #publishes: import('prom-client').Counter | undefined;
 
   constructor(config?: KConfig, options: AppOptions = {}) {
     this.config = resolveConfig(config ?? {});
@@ -125,12 +136,16 @@ export class App implements Registrar {
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
+    this.#topics = options.topics ?? localTopics();
+    this.#topics.open((topic, payload) => this.#hub?.deliver(topic, payload));
     this.#lifecycle = new Lifecycle({
       config: this.config,
       logger: this.logger,
       tracer: () => this.#tracer,
       role: this.role,
       handler: this.#handler,
+      upgrade: upgradeListener(this.#handler),
+      sockets: () => this.#hub?.idle() ?? Promise.resolve(),
       inFlight: this.#inFlight,
       deadline: this.#deadline,
       drain: this.#drain,
@@ -197,6 +212,29 @@ export class App implements Registrar {
   onRequest(hook: RequestHook): void {
     checkHook(hook, 'onRequest');
     this.#requestHooks.push(hook);
+  }
+
+  /**
+   * Sends `data` to every WebSocket subscribed to `topic` (see `ctx.subscribe`): in a cluster, on
+   * every worker through the primary, and with `coordination.url` on every replica; a standalone App
+   * sends to its own sockets. A string is sent as a text message, a Buffer or typed array as a binary
+   * one, anything else as JSON. Delivery is at most once, in publish order per publisher; a payload
+   * larger than `websockets.maxMessageBytes` throws.
+   *
+   * @example
+   * app.publish('books', { id: book.id, title: book.title });
+   */
+  publish(topic: string, data: unknown): void {
+    checkTopic(topic);
+    const payload = toPayload(data);
+    const max = this.config.websockets.maxMessageBytes;
+    const bytes = payloadBytes(payload);
+    if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
+    if (this.config.metrics.enabled) {
+      this.#publishes ??= publishCounter(this.#registry);
+      this.#publishes.inc();
+    }
+    this.#topics.publish(topic, payload);
   }
 
   /** Maps errors before the default boundary turns them into problems (see `ErrorHandler`); one per App. */
@@ -309,7 +347,22 @@ export class App implements Registrar {
   }
 
   #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void {
-    this.#router.add(route, prefix, middlewares, hooks, registration);
+    let served = route;
+    if (typeof route === 'object' && route !== null && route.websocket !== undefined) {
+      const hub = this.#webSockets();
+      served = { ...route, handler: webSocketHandler(route, () => hub) };
+    }
+    this.#router.add(served, prefix, middlewares, hooks, registration);
+  }
+
+  /** The hub of this App's WebSockets, made (and its metrics registered) on first use. */
+  #webSockets(): WebSocketHub {
+    if (this.#hub !== undefined) return this.#hub;
+    const metrics = this.config.metrics.enabled ? webSocketMetrics(this.#registry) : undefined;
+    this.#hub = new WebSocketHub(this.config.websockets, this.logger, metrics);
+    this.#hub.watch(this.#drain.signal, this.#deadline.signal);
+    if (this.#lifecycle.state === 'closing' || this.#lifecycle.state === 'closed') this.#hub.drain();
+    return this.#hub;
   }
 
   #createAdmission(targetMs: number, intervalMs: number): Admission {

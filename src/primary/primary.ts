@@ -1,5 +1,7 @@
 import type { Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ownSockets } from '../cluster/balancing.ts';
@@ -18,6 +20,7 @@ import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.t
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
+import { TopicRelay } from './topic-relay.ts';
 import { workerPort } from './worker-port.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
 
@@ -74,6 +77,8 @@ export class Primary {
   readonly #heapMB: number | undefined;
   /** The port the workers listen on: the config's, or the one picked for `port: 0` (see `workerPort`). */
   #port: number;
+  /** `app.publish` of the workers and the service thread, to every worker (and replica). */
+  readonly #topics: TopicRelay;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
@@ -131,6 +136,7 @@ export class Primary {
         else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
+        else if (message.type === 'flotilla:publish') this.#topics.published(message);
       },
       onFork: (worker) => this.#exposition.join(keyOf(worker)),
       onExit: (worker) => {
@@ -140,6 +146,7 @@ export class Primary {
       onUp: (worker) => this.#distributor?.add(worker),
       onRetire: (worker) => this.#distributor?.retire(worker),
     });
+    this.#topics = new TopicRelay(() => this.#supervisor.liveWorkers, logger, replicaName());
   }
 
   /** The port of the cluster's metrics endpoint once it listens. */
@@ -225,6 +232,7 @@ export class Primary {
       },
       onAlive: (thread) => this.#exposition.touch(`service:${host}.${thread}`),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
+      onPublish: (message) => this.#topics.published(message),
     });
     this.#host.start();
   }
@@ -342,4 +350,9 @@ export class Primary {
  */
 function keyOf(worker: Worker): string {
   return String(worker.id);
+}
+
+/** This replica's name among the others (host, pid and a random part), as the coordinator's holders are named. */
+function replicaName(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
 }

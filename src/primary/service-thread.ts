@@ -16,6 +16,7 @@ import { importPreloads } from '../cluster/preload.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
+import { encodePayload } from '../ipc/payload.ts';
 import { isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { ServicePart } from './service-part.ts';
@@ -31,9 +32,13 @@ if (port === null) throw new Error('service-thread.ts runs as a worker thread of
 const { config, servicePath } = workerData as ServiceThreadData;
 // the config's `preload` (an OpenTelemetry SDK's registration) before the service: worker threads run no `--import`
 await importPreloads(config.preload);
-const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' });
-const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);
+// a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
+const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' }, (topic, payload) => {
+  const { data, binary } = encodePayload(payload);
+  post(msg.publish(topic, data, binary));
+});
+const vitals = new Vitals();
 
 /** The last snapshot pushed: an unchanged one is not pushed again (the primary keeps the last one). */
 let pushed = '';

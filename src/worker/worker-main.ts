@@ -13,6 +13,7 @@ import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
 import { onFirstRequest } from './first-request.ts';
 import { HandedConnections } from './handed-connections.ts';
+import { IpcTopics } from './ipc-topics.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -36,6 +37,10 @@ const handed =
   config.cluster.balancing === 'primary'
     ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
     : undefined;
+// app.publish goes through the primary, which hands each message to every worker (src/primary/topic-relay.ts)
+const topics = new IpcTopics((message) => {
+  if (process.connected) process.send?.(message);
+});
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
@@ -48,6 +53,7 @@ const app = new App(config, {
   // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
   reusePort: ownSockets(config.cluster.balancing),
   ...(handed === undefined ? {} : { connections: handed }),
+  topics,
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
@@ -145,6 +151,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:handoff-end':
       handed?.end();
+      break;
+    case 'flotilla:deliver':
+      topics.delivered(message);
       break;
     case 'flotilla:ping':
       send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));

@@ -79,6 +79,9 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_SCHEMA: () => register({ method: 'GET', path: '/x', schema: { querystring: { type: 'nonsense' } }, handler }),
   FLO_ERR_BAD_PREFIX: () => quietApp().group('api'),
   FLO_ERR_BAD_STATUS: () => new KError(200, 'OK', 'not an error'),
+  FLO_ERR_NOT_A_WEBSOCKET: () => thrownInHandler((ctx) => ctx.subscribe('books')).then((e) => Promise.reject(e)),
+  FLO_ERR_BAD_TOPIC: () => quietApp().publish('', 'x'),
+  FLO_ERR_PUBLISH_TOO_LARGE: () => testApp({ logging: { level: 'silent' }, websockets: { maxMessageBytes: 4 } }).app.publish('t', 'hello'),
   FLO_ERR_NEXT_TWICE: async () => {
     const app = quietApp();
     let caught: unknown;

@@ -25,7 +25,12 @@ const INITIALIZER: Asset = {
 export function docsRoutes(docsPath: string, getDocument: () => unknown): Route[] {
   const path = docsPath.replaceAll(':', '::'); // find-my-way syntax: a literal colon
   const lastSegment = docsPath.slice(docsPath.lastIndexOf('/') + 1);
-  const route = (suffix: string, handler: Route['handler']): Route => ({ method: 'GET', path: `${path}${suffix}`, hide: true, handler });
+  const route = (suffix: string, handler: NonNullable<Route['handler']>): Route => ({
+    method: 'GET',
+    path: `${path}${suffix}`,
+    hide: true,
+    handler,
+  });
   return [
     route('', (ctx) => {
       const html = docsPage(docsPath, titleOf(getDocument()));
