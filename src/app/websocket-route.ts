@@ -73,7 +73,7 @@ export function webSocketHandler(route: Route, hub: () => WebSocketHub): Handler
       reason: `protocols must be tokens (RFC 7230), got ${describeValue(protocols)}`,
     });
   const plain = route.handler;
-  return (ctx) => {
+  const handler: Handler = (ctx) => {
     const upgrade = upgrades.get(ctx.req);
     if (upgrade === undefined) {
       if (plain !== undefined) return plain(ctx);
@@ -102,6 +102,21 @@ export function webSocketHandler(route: Route, hub: () => WebSocketHub): Handler
     ctx.res.emit('finish');
     if (!accepted) upgrade.socket.destroy();
   };
+  if (plain === undefined) upgradeOnly.add(handler);
+  return handler;
+}
+
+/** The handlers of websocket routes without a `handler` of their own: a plain request gets 426. */
+const upgradeOnly = new WeakSet<Handler>();
+
+/**
+ * Whether a route answers only upgrade requests (a plain GET gets 426), for its documentation.
+ *
+ * @example
+ * if (upgradesOnly(route)) responses['426'] = …;
+ */
+export function upgradesOnly(route: Route): boolean {
+  return route.websocket !== undefined && (route.handler === undefined || upgradeOnly.has(route.handler));
 }
 
 /** The route's `websocket(socket, ctx)`; a throw or a rejection closes the socket with 1011 and is logged. */

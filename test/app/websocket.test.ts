@@ -412,3 +412,26 @@ describe('websocket routes', () => {
     socket.destroy();
   });
 });
+
+describe('websocket routes in the OpenAPI document', () => {
+  test('are marked x-websocket with their subprotocols, a 101 and, without a handler, a 426', (t: TestContext) => {
+    const { app } = testApp();
+    app.registerController(
+      controller(
+        { method: 'GET', path: '/feed', protocols: ['v1'], summary: 'Live feed', websocket: () => {} },
+        { method: 'GET', path: '/both', handler: () => 1, websocket: () => {} },
+        { method: 'GET', path: '/plain', handler: () => 1 },
+      ),
+    );
+    const paths = app.openapi().paths as Record<string, Record<string, Record<string, unknown>>>;
+    const feed = paths['/feed']?.['get'];
+    t.assert.deepStrictEqual(feed?.['x-websocket'], { protocols: ['v1'] });
+    const responses = feed?.['responses'] as Record<string, unknown>;
+    t.assert.ok(responses['101']);
+    t.assert.ok(responses['426']);
+    t.assert.ok(!('200' in responses));
+    const both = paths['/both']?.['get']?.['responses'] as Record<string, unknown>;
+    t.assert.ok(both['101'] && !('426' in both));
+    t.assert.strictEqual(paths['/plain']?.['get']?.['x-websocket'], undefined);
+  });
+});

@@ -71,6 +71,7 @@ function operation(route: Route, operationId: string, parameters: OpenApiParamet
   const requestBody = requestBodyOf(route);
   if (requestBody !== undefined) op.requestBody = requestBody;
   op.responses = responsesOf(route);
+  if (route.websocket !== undefined) op['x-websocket'] = { protocols: [...(route.protocols ?? [])] };
   return op;
 }
 
