@@ -8,6 +8,8 @@ import { ownSockets } from '../cluster/balancing.ts';
 import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import type { Coordinator } from '../coordination/coordinator.ts';
+import { openCoordinator } from '../coordination/start.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
@@ -79,6 +81,8 @@ export class Primary {
   #port: number;
   /** `app.publish` of the workers and the service thread, to every worker (and replica). */
   readonly #topics: TopicRelay;
+  /** The coordinator publishes cross replicas through (`coordination.url`). */
+  #replicas: Coordinator | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
@@ -206,6 +210,8 @@ export class Primary {
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
       await this.#firstListening.promise;
+      if (config.coordination.url !== undefined && this.#shutdown === undefined)
+        this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
       // the service thread starts once a worker listens: on a machine with as many cores as workers,
       // loading the service here at the same time would slow the workers' start-up down
       if (this.#shutdown === undefined) this.#startServiceThread();
@@ -213,6 +219,20 @@ export class Primary {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
       void this.shutdown('primary start failure', 1);
     }
+  }
+
+  /**
+   * With `coordination.url`: publishes go to the other replicas, theirs come here (a coordinator of the
+   * main thread's own: the service thread's lives and dies with its schedulers). Closed at the shutdown.
+   */
+  async #connectReplicas(): Promise<void> {
+    const { config, logger } = this.#o;
+    const child = logger.child({ component: 'topics' });
+    const { coordinator } = await openCoordinator(config, child, () => {});
+    this.#replicas = coordinator;
+    await coordinator.listen((message) => this.#topics.received(message));
+    this.#topics.connect(coordinator);
+    child.info('publishes reach the other replicas through the coordinator');
   }
 
   /** The primary's part of the service, in a thread of its own, on the current config. */
@@ -318,6 +338,7 @@ export class Primary {
       });
       this.#metricsServer?.close();
       this.#metricsServer?.closeAllConnections();
+      await this.#replicas?.close().catch(() => {});
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();
     return this.#shutdown;
