@@ -116,6 +116,7 @@ export class App implements Registrar {
   #hub: WebSocketHub | undefined;
   readonly #topics: TopicTransport;
   #publishes: import('prom-client').Counter | undefined;
+  #published = 0;
 
   constructor(config?: KConfig, options: AppOptions = {}) {
     this.config = resolveConfig(config ?? {});
@@ -234,6 +235,7 @@ export class App implements Registrar {
       this.#publishes ??= publishCounter(this.#registry);
       this.#publishes.inc();
     }
+    this.#published++;
     this.#topics.publish(topic, payload);
   }
 
@@ -273,6 +275,14 @@ export class App implements Registrar {
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */
   get metricsPort(): number | undefined {
     return this.#lifecycle.metricsPort;
+  }
+
+  /**
+   * A number that moves with WebSocket traffic (sockets opened and closed, messages, publishes): a
+   * cluster worker pushes its metrics when it changed, as it does when requests start or end.
+   */
+  get socketActivity(): number {
+    return (this.#hub?.activity ?? 0) + this.#published;
   }
 
   /** Whether the last shutdown finished inside the budget with no failing hook. */

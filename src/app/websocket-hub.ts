@@ -69,6 +69,8 @@ export class WebSocketHub {
   #pinger: NodeJS.Timeout | undefined;
   #draining = false;
   #idle: (() => void)[] = [];
+  /** Sockets opened and closed, messages in and deliveries: a cluster worker pushes its metrics when it moved. */
+  activity = 0;
 
   constructor(limits: WebSocketLimits, logger: Logger, metrics: WebSocketMetrics | undefined) {
     this.#limits = limits;
@@ -125,11 +127,13 @@ export class WebSocketHub {
         terminator: undefined,
       };
       this.#open.set(ws, open);
+      this.activity++;
       this.#metrics?.connections.inc();
       ws.on('pong', () => {
         open.alive = true;
       });
       ws.on('message', () => {
+        this.activity++;
         open.messagesIn++;
         this.#metrics?.messagesIn.inc();
       });
@@ -148,7 +152,9 @@ export class WebSocketHub {
   deliver(topic: string, payload: TopicPayload): void {
     const subscribers = this.#topics.get(topic);
     if (subscribers === undefined) return;
+    this.activity++;
     const binary = typeof payload !== 'string';
+    let sent = 0;
     for (const open of subscribers) {
       const { socket } = open;
       if (socket.readyState !== 1) continue;
@@ -158,8 +164,9 @@ export class WebSocketHub {
       }
       socket.send(payload, { binary });
       open.messagesOut++;
+      sent++;
     }
-    this.#metrics?.messagesOut.inc(subscribers.size);
+    if (sent > 0) this.#metrics?.messagesOut.inc(sent);
   }
 
   /** Closes every socket with 1001; one whose closing handshake is not done in `closeTimeoutMs` is terminated. */
@@ -233,6 +240,7 @@ export class WebSocketHub {
   #closed(open: Open, code: number): void {
     clearTimeout(open.terminator);
     this.#open.delete(open.socket);
+    this.activity++;
     for (const topic of [...open.topics]) this.#unsubscribe(open, topic);
     this.#metrics?.connections.dec();
     const durationMs = Math.round(performance.now() - open.opened);

@@ -103,14 +103,16 @@ const pushMetrics = async (final: boolean) => {
     app.logger.error({ err: error }, 'metrics collection failed');
   }
 };
-// a snapshot when requests started or ended since the last one; an idle worker's (process metrics only)
+// a snapshot when requests started or ended (or WebSockets moved) since the last one; an idle worker's (process metrics only)
 // every IDLE_PUSH_INTERVALS intervals: collecting them costs a millisecond, and the primary's merge more
 let pushedAt = { activity: -1, tick: 0 };
 let tick = 0;
 setInterval(() => {
   tick++;
-  if (vitals.activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
-  pushedAt = { activity: vitals.activity, tick };
+  // requests, and WebSocket traffic (which passes no request)
+  const activity = vitals.activity + app.socketActivity;
+  if (activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
+  pushedAt = { activity, tick };
   void pushMetrics(false);
 }, config.cluster.metricsIntervalMs).unref();
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ClusterProcess, configYaml } from '../../tools/cluster-process.ts';
-import { byMsg, CLI, tempFiles } from '../helpers/cluster.ts';
+import { byMsg, CLI, sample, scrapeUntil, tempFiles } from '../helpers/cluster.ts';
 import { openSocket, type TestSocket } from '../helpers/websocket.ts';
 
 const SERVICE = fileURLToPath(new URL('../fixtures/websockets/service.ts', import.meta.url));
@@ -56,7 +56,18 @@ for (const balancing of ['primary', 'kernel'] as const) {
     await Promise.all(sockets.map((s) => s.received(3)));
     await settle();
     for (const socket of sockets) t.assert.deepStrictEqual(socket.messages.slice(1), ['from a route', 'from a socket']);
+    // the gauge and the counters, summed over both workers by the primary
+    const n = sockets.length;
+    const text = await scrapeUntil(
+      cluster.metricsPort,
+      (m) =>
+        sample(m, 'flotilla_websocket_connections') === n &&
+        sample(m, 'flotilla_websocket_messages_total{direction="out"}') === 3 * n - n &&
+        sample(m, 'flotilla_websocket_publishes_total') === 2,
+    );
+    t.assert.strictEqual(sample(text, 'flotilla_websocket_messages_total{direction="in"}'), 1);
     for (const socket of sockets) socket.socket.close();
+    await scrapeUntil(cluster.metricsPort, (m) => sample(m, 'flotilla_websocket_connections') === 0);
   });
 }
 
