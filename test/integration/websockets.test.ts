@@ -152,3 +152,38 @@ test('SIGHUP: sockets on retired workers get 1001, and their clients reconnect t
   t.assert.ok([...pids.values()].every((p) => before.has(p)));
   again.socket.close();
 });
+
+test('the books example: each created book reaches the live feed on every worker', async (t: TestContext) => {
+  const dir = tempFiles(t, {});
+  const file = join(dir, 'app.yaml');
+  const books = fileURLToPath(new URL('../../examples/books/service.ts', import.meta.url));
+  writeFileSync(file, configYaml({ serviceName: 'books', service: books, logging: { requests: false } }, {}));
+  const cluster = new ClusterProcess({ cli: CLI, configFile: file, env: { BOOKS_API_KEY: 'k' }, execArgv: ['--conditions=source'] });
+  t.after(() => cluster.kill());
+  const { appPort } = await cluster.ready();
+  const feeds = await Promise.all(Array.from({ length: 6 }, () => openSocket(`ws://127.0.0.1:${appPort}/api/books/live`)));
+  const book = { isbn: '9780262510875', title: 'Structure and Interpretation', author: 'Abelson', year: 1985, pages: 657 };
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: appPort,
+        path: '/api/books',
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': 'k' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(book));
+  });
+  t.assert.strictEqual(status, 201);
+  for (const feed of feeds) {
+    const [message] = await feed.received(1);
+    t.assert.deepStrictEqual({ ...JSON.parse(String(message)), id: undefined }, { ...book, id: undefined });
+  }
+  for (const feed of feeds) feed.socket.close();
+});
