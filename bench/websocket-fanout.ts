@@ -52,10 +52,7 @@ async function openRetrying(url: string): Promise<WebSocket> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-fanout-'));
   const file = join(dir, 'app.yaml');
-  writeFileSync(
-    file,
-    configYaml({ serviceName: 'fanout', service: SERVICE, workers: WORKERS, logging: { level: 'warn', requests: false } }, {}),
-  );
+  writeFileSync(file, configYaml({ serviceName: 'fanout', service: SERVICE, workers: WORKERS, logging: { requests: false } }, {}));
   const cluster = new ClusterProcess({ cli: join(ROOT, 'src/cli/main.ts'), execArgv: ['--conditions=source'], configFile: file });
   try {
     const { appPort } = await cluster.ready(WORKERS, 30_000);
@@ -76,6 +73,7 @@ async function main(): Promise<void> {
       }
       subscribers.push(...opened);
     }
+    process.stderr.write(`${subscribers.length} subscribers open\n`);
     const publisher = await openRetrying(`${base}/pub`);
     const body = 'x'.repeat(100);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -88,7 +86,11 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 1000 / rate));
     }
     const expected = rate * seconds * SUBSCRIBERS;
-    while (received < expected) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let waited = 0; received < expected; waited += 50) {
+      if (waited > 30_000) throw new Error(`${received} of ${expected} deliveries after 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    process.stderr.write(`steady: ${received} deliveries\n`);
     const steady = latencies.slice();
 
     // throughput: a burst

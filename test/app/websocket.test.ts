@@ -435,3 +435,41 @@ describe('websocket routes in the OpenAPI document', () => {
     t.assert.strictEqual(paths['/plain']?.['get']?.['x-websocket'], undefined);
   });
 });
+
+describe('malformed frames', () => {
+  test('invalid UTF-8 in a text frame closes with 1007, an unmasked client frame with 1002; the App keeps serving', async (t: TestContext) => {
+    const { app } = testApp();
+    app.registerController(controller({ method: 'GET', path: '/ws', websocket: (socket) => void socket.on('message', () => {}) }));
+    const port = await serve(t, app);
+    /** Sends one frame after the handshake and returns the close code the server sends (its close frame's first 2 payload bytes). */
+    const closeCodeFor = (frame: Buffer) =>
+      new Promise<number>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(UPGRADE('/ws')));
+        let data = Buffer.alloc(0);
+        let upgraded = false;
+        socket.on('data', (chunk: Buffer) => {
+          data = Buffer.concat([data, chunk]);
+          if (!upgraded) {
+            const end = data.indexOf('\r\n\r\n');
+            if (end === -1) return;
+            upgraded = true;
+            data = data.subarray(end + 4);
+            socket.write(frame);
+          }
+          // a close frame: 0x88, length, 2-byte code
+          if (data.length >= 4 && data[0] === 0x88) {
+            resolve(data.readUInt16BE(2));
+            socket.destroy();
+          }
+        });
+        socket.on('error', reject);
+      });
+    const mask = Buffer.from([1, 2, 3, 4]);
+    const masked = (payload: Buffer) =>
+      Buffer.concat([Buffer.from([0x81, 0x80 | payload.length]), mask, payload.map((b, i) => b ^ (mask[i % 4] as number))]);
+    t.assert.strictEqual(await closeCodeFor(masked(Buffer.from([0xff, 0xfe, 0xfd]))), 1007);
+    t.assert.strictEqual(await closeCodeFor(Buffer.from([0x81, 0x02, 0x68, 0x69])), 1002);
+    const socket = await opened(`ws://127.0.0.1:${port}/ws`);
+    socket.close();
+  });
+});
