@@ -115,7 +115,7 @@ export class App implements Registrar {
   /** The open WebSockets; made with the first websocket route. */
   #hub: WebSocketHub | undefined;
   readonly #topics: TopicTransport;
-  #publishes: import('prom-client').Counter | undefined;
+  #publishes: ((topic: string) => void) | undefined;
   #published = 0;
 
   constructor(config?: KConfig, options: AppOptions = {}) {
@@ -232,8 +232,8 @@ export class App implements Registrar {
     const bytes = payloadBytes(payload);
     if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
     if (this.config.metrics.enabled) {
-      this.#publishes ??= publishCounter(this.#registry);
-      this.#publishes.inc();
+      this.#publishes ??= publishCounter(this.#registry, this.config.websockets.metricTopics);
+      this.#publishes(topic);
     }
     this.#published++;
     this.#topics.publish(topic, payload);

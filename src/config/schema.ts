@@ -223,6 +223,14 @@ export const CONFIG_SCHEMA = object(
           description:
             "A socket whose unsent data exceeds this many bytes (a slow consumer) is closed with 1013 (try again later) instead of growing the process's memory.",
         }),
+        metricTopics: strings(
+          { type: 'string', minLength: 1, maxLength: 256 },
+          {
+            default: [],
+            description:
+              'Topics counted under their own name in `flotilla_websocket_publishes_total{topic}`; every other topic is counted as `other`, so that the number of series stays bounded whatever topics clients make up.',
+          },
+        ),
         closeTimeoutMs: ms(1, 60_000, {
           default: 1_000,
           description:

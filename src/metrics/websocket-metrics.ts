@@ -18,8 +18,8 @@ export interface WebSocketMetrics {
 }
 
 /**
- * Registers (or reuses) the WebSocket metrics on a registry. Topics are never labels: their number is
- * the service's clients' to choose, and a label each would grow the registry without bound.
+ * Registers (or reuses) the WebSocket metrics on a registry. No topic is a label here: see
+ * {@link publishCounter} for the declared ones.
  *
  * @example
  * const metrics = webSocketMetrics(registry);
@@ -49,15 +49,21 @@ export function webSocketMetrics(registry: Registry): WebSocketMetrics {
 }
 
 /**
- * `flotilla_websocket_publishes_total`: `app.publish` calls in this process (a worker, the primary's
- * service thread), topics not labelled.
+ * `flotilla_websocket_publishes_total{topic}`: `app.publish` calls in this process (a worker, the
+ * primary's service thread), by topic for the topics `websockets.metricTopics` declares and `other` for
+ * the rest: a topic becomes a label only when declared, so the series stay bounded.
  *
  * @example
- * publishCounter(registry).inc();
+ * const count = publishCounter(registry, ['books']);
+ * count('books'); count('room:42'); // topic="books", topic="other"
  */
-export function publishCounter(registry: Registry): Counter {
-  return registeredCounter(registry, {
+export function publishCounter(registry: Registry, declared: readonly string[]): (topic: string) => void {
+  const counter = registeredCounter(registry, {
     name: 'flotilla_websocket_publishes_total',
-    help: 'Messages published with app.publish (each delivered to every subscribed socket of the deployment).',
+    help: 'Messages published with app.publish, by topic for the declared ones (websockets.metricTopics), "other" for the rest.',
+    labelNames: ['topic'],
   });
+  const named = new Set(declared);
+  for (const topic of [...named, 'other']) counter.inc({ topic }, 0);
+  return (topic) => counter.inc({ topic: named.has(topic) ? topic : 'other' });
 }

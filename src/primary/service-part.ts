@@ -1,6 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { type Counter, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { GlobalTracer } from '../app/global-tracer.ts';
 import { Group } from '../app/group.ts';
 import type { HealthChecker } from '../app/health.ts';
@@ -51,7 +51,7 @@ export class ServicePart implements Registrar {
   #clean = true;
 
   readonly #publish: (topic: string, payload: TopicPayload) => void;
-  #publishes: Counter | undefined;
+  #publishes: ((topic: string) => void) | undefined;
 
   /** `publish`: where `app.publish` sends (the service thread posts it to the primary, which hands it to the workers). */
   constructor(
@@ -98,8 +98,8 @@ export class ServicePart implements Registrar {
     const bytes = payloadBytes(payload);
     if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
     if (this.config.metrics.enabled) {
-      this.#publishes ??= publishCounter(this.registry);
-      this.#publishes.inc();
+      this.#publishes ??= publishCounter(this.registry, this.config.websockets.metricTopics);
+      this.#publishes(topic);
     }
     this.#publish(topic, payload);
   }

@@ -473,3 +473,39 @@ describe('malformed frames', () => {
     socket.close();
   });
 });
+
+describe('websocket metrics', () => {
+  test('connections, messages in and out, and publishes by declared topic (the others as "other")', async (t: TestContext) => {
+    const { app } = testApp({ metrics: { enabled: true }, websockets: { metricTopics: ['news'] } });
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/ws',
+        websocket: (socket, ctx) => {
+          ctx.subscribe('news');
+          socket.on('message', () => {});
+          socket.send('ready');
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const socket = await opened(`ws://127.0.0.1:${port}/ws`);
+    await nextMessage(socket);
+    socket.send('in');
+    app.publish('news', 'a');
+    app.publish('room:1', 'b');
+    await nextMessage(socket);
+    const text = await app.registry.metrics();
+    t.assert.match(text, /^flotilla_websocket_connections 1$/m);
+    t.assert.match(text, /^flotilla_websocket_messages_total\{direction="out"\} 1$/m);
+    t.assert.match(text, /^flotilla_websocket_publishes_total\{topic="news"\} 1$/m);
+    t.assert.match(text, /^flotilla_websocket_publishes_total\{topic="other"\} 1$/m);
+    t.assert.doesNotMatch(text, /room:1/);
+    while (!/^flotilla_websocket_messages_total\{direction="in"\} 1$/m.test(await app.registry.metrics()))
+      await new Promise((r) => setTimeout(r, 5));
+    const done = new Promise((resolve) => socket.once('close', resolve));
+    socket.close();
+    await done;
+    while (!/^flotilla_websocket_connections 0$/m.test(await app.registry.metrics())) await new Promise((r) => setTimeout(r, 5));
+  });
+});

@@ -63,7 +63,7 @@ for (const balancing of ['primary', 'kernel'] as const) {
       (m) =>
         sample(m, 'flotilla_websocket_connections') === n &&
         sample(m, 'flotilla_websocket_messages_total{direction="out"}') === 3 * n - n &&
-        sample(m, 'flotilla_websocket_publishes_total') === 2,
+        sample(m, 'flotilla_websocket_publishes_total{topic="other"}') === 2,
     );
     t.assert.strictEqual(sample(text, 'flotilla_websocket_messages_total{direction="in"}'), 1);
     for (const socket of sockets) socket.socket.close();
