@@ -9,6 +9,7 @@ import { type Counter, Registry } from 'prom-client';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
+import { ReplicaTopics } from '../coordination/replica-topics.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -137,7 +138,12 @@ export class App implements Registrar {
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
-    this.#topics = options.topics ?? localTopics();
+    // a standalone App with coordination.url reaches the other replicas itself; a cluster worker's go through its primary
+    const replicas =
+      options.topics === undefined && this.role === 'standalone' && this.config.coordination.url !== undefined
+        ? new ReplicaTopics(this.config, this.logger)
+        : undefined;
+    this.#topics = options.topics ?? replicas ?? localTopics();
     this.#topics.open((topic, payload) => this.#hub?.deliver(topic, payload));
     this.#lifecycle = new Lifecycle({
       config: this.config,
@@ -147,6 +153,7 @@ export class App implements Registrar {
       handler: this.#handler,
       upgrade: upgradeListener(this.#handler),
       sockets: () => this.#hub?.idle() ?? Promise.resolve(),
+      replicas,
       inFlight: this.#inFlight,
       deadline: this.#deadline,
       drain: this.#drain,

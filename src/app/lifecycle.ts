@@ -28,6 +28,8 @@ export interface LifecycleParts {
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
   sockets: () => Promise<void>;
+  /** Publishes to and from the other replicas (a standalone App with `coordination.url`): opened by `listen`, closed after the hooks. */
+  replicas?: { start(): Promise<void>; close(): Promise<void> } | undefined;
   inFlight: InFlight;
   deadline: AbortController;
   /** Aborted when draining starts: long-lived responses (event streams) end then, before the hooks run. */
@@ -137,6 +139,7 @@ export class Lifecycle {
       }
       const env = { logger, registry: this.#parts.registry, tracer: this.#parts.tracer() };
       this.#running = await startSchedulers(this.#parts.schedulers, env, config);
+      await this.#parts.replicas?.start();
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
       logger.info({ address, role: this.#parts.role }, `${config.serviceName} listening`);
@@ -185,6 +188,7 @@ export class Lifecycle {
         this.#parts.drain.abort();
       },
     });
+    await this.#parts.replicas?.close().catch((err: unknown) => logger.warn({ err }, 'closing the topics coordinator failed'));
     this.#parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();

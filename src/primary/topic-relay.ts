@@ -1,5 +1,6 @@
 import type { Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { decodeEnvelope, encodeEnvelope } from '../coordination/topic-envelope.ts';
 import { msg, type PublishMessage } from '../ipc/protocol.ts';
 
 /** What the relay needs of the other replicas (`coordination.url`): see `Coordinator.broadcast`. */
@@ -41,28 +42,20 @@ export class TopicRelay {
     this.#deliver(message.topic, message.data, message.binary);
     const bus = this.#bus;
     if (bus === undefined) return;
-    const envelope = JSON.stringify({ o: this.#origin, t: message.topic, d: message.data, b: message.binary });
+    const envelope = encodeEnvelope({ origin: this.#origin, topic: message.topic, data: message.data, binary: message.binary });
     bus.broadcast(envelope).catch((error: unknown) => {
       this.#logger.warn({ err: error, topic: message.topic }, 'publish not sent to the other replicas');
     });
   }
 
   /** A message from the bus: another replica's publish (this replica's own are skipped). */
-  received(envelope: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(envelope);
-    } catch {
+  received(text: string): void {
+    const envelope = decodeEnvelope(text);
+    if (envelope === undefined) {
       this.#logger.warn('malformed publish from the coordinator dropped');
       return;
     }
-    const { o, t, d, b } = (parsed ?? {}) as Record<string, unknown>;
-    if (o === this.#origin) return;
-    if (typeof t !== 'string' || typeof d !== 'string' || typeof b !== 'boolean') {
-      this.#logger.warn('malformed publish from the coordinator dropped');
-      return;
-    }
-    this.#deliver(t, d, b);
+    if (envelope.origin !== this.#origin) this.#deliver(envelope.topic, envelope.data, envelope.binary);
   }
 
   #deliver(topic: string, data: string, binary: boolean): void {
