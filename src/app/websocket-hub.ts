@@ -57,7 +57,7 @@ const requireWs = createRequire(import.meta.url);
  * @example
  * const hub = new WebSocketHub(config.websockets, logger, metrics);
  * hub.watch(drainSignal, deadlineSignal);
- * hub.open(req, socket, head, protocol, (ws) => route.websocket(ws, ctx), ctx);
+ * hub.open(req, socket, head, { route: ctx.route, requestId: ctx.requestId, logger: ctx.logger }, (ws, topics) => route.websocket(ws, ctx));
  */
 export class WebSocketHub {
   readonly #limits: WebSocketLimits;
