@@ -23,7 +23,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
 COPY examples ./examples
-# Node's compile cache (V8 code cache, see the README), filled at build time: the first start of a container
+# Node's compile cache (V8 code cache, see docs/guides/deployment.md), filled at build time: the first start of a container
 # does not compile flotilla, its dependencies and the service again. Owned by `node`, which adds what it compiles later.
 ENV NODE_COMPILE_CACHE=/app/.node-compile-cache
 RUN node dist/cli/main.js openapi --config config/app.yaml > /dev/null && chown -R node:node "$NODE_COMPILE_CACHE"

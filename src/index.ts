@@ -34,7 +34,9 @@ export {
 } from './app/define-route.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
-export { Group } from './app/group.ts';
+export type { SecurityRequirement } from './app/docs/security.ts';
+export { type ConnectMiddleware, fromConnect } from './app/from-connect.ts';
+export { Group, type GroupArgs, type GroupOptions } from './app/group.ts';
 export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/http-check.ts';
 export {
@@ -64,6 +66,7 @@ export type {
   DocsConfig,
   DocsContact,
   DocsLicense,
+  DocsSecurityScheme,
   DocsTag,
   HealthConfig,
   KConfig,

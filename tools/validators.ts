@@ -39,8 +39,10 @@ export const GENERATED: Record<'meta' | 'config', Generated> = {
     file: fileURLToPath(new URL('../src/config/config-validator.ts', import.meta.url)),
     purpose: 'The validator of the config schema in src/config/schema.ts (src/config/validate.ts).',
     source: () =>
-      standalone({ allErrors: true, strict: true, allowUnionTypes: true, validateSchema: false }, ['uri', 'email'], (ajv) =>
-        ajv.compile(CONFIG_SCHEMA),
+      standalone(
+        { allErrors: true, strict: true, allowUnionTypes: true, discriminator: true, validateSchema: false },
+        ['uri', 'email'],
+        (ajv) => ajv.compile(CONFIG_SCHEMA),
       ),
   },
 };

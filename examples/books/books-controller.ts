@@ -40,6 +40,7 @@ export class BooksController implements Controller {
         method: 'GET',
         path: '/books/:id',
         summary: 'Get a book',
+        description: 'One book of the catalogue by its id; 404 when there is none.',
         tags: ['books'],
         schema: { params: ID_PARAMS, response: { 200: BOOK_SCHEMA } },
         handler: async (ctx) => {
@@ -55,6 +56,8 @@ export class BooksController implements Controller {
         summary: 'Add a book',
         description: 'Requires the `X-Api-Key` header.',
         tags: ['books'],
+        // documents what the middleware checks: the key of docs.securitySchemes.apiKey (config/app.yaml)
+        security: [{ apiKey: [] }],
         middlewares: [this.#requireApiKey],
         schema: { body: NEW_BOOK_SCHEMA, response: { 201: BOOK_SCHEMA } },
         handler: async (ctx) => {

@@ -16,6 +16,7 @@ export function catalogueModule(repo: InMemoryBookRepository): Module {
             method: 'GET',
             path: '/stats',
             summary: 'Catalogue statistics',
+            description: 'How many books the catalogue holds.',
             tags: ['catalogue'],
             schema: { response: { 200: { type: 'object', required: ['books'], properties: { books: { type: 'integer' } } } } },
             handler: () => ({ books: repo.size }), // checked against the 200 schema

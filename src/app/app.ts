@@ -25,9 +25,10 @@ import type { ConnectionSource } from './connection-source.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
+import { checkSecurity } from './docs/security.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { GlobalTracer } from './global-tracer.ts';
-import { checkHook, Group, type HookChain } from './group.ts';
+import { type AddRoute, checkHook, Group, type GroupArgs, groupArgs, type HookChain } from './group.ts';
 import { HandlerTimeouts } from './handler-timeouts.ts';
 import { type HealthChecker, healthRoute } from './health.ts';
 import { InFlight, type RequestRoutes } from './in-flight.ts';
@@ -36,7 +37,7 @@ import { createLogger } from './logger.ts';
 import { createRequestHandler, handlerTimedOut, type PipelineHost } from './pipeline.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
-import { type RouteRegistration, Router } from './router.ts';
+import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
 import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
@@ -212,8 +213,14 @@ export class App implements Registrar {
     module.register(this);
   }
 
-  group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this, (r, p, m, h) => this.#addRoute(r, p, m, h), prefix, middlewares, [this.#requestHooks]);
+  /**
+   * Routes under `prefix`, with middlewares run before each route's own; options first when given
+   * (`{ security }`, see {@link GroupOptions}).
+   */
+  group(prefix: string, ...args: GroupArgs): Group {
+    const { options, middlewares } = groupArgs(prefix, args);
+    const add: AddRoute = (r, p, m, h) => this.#addRoute(r, p, m, h);
+    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security);
   }
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
@@ -364,6 +371,11 @@ export class App implements Registrar {
   }
 
   #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void {
+    // a route's `security` names the config's schemes: refused before it is routed, as a bad pattern is
+    if (typeof route === 'object' && route !== null && route.security !== undefined) {
+      const where = `route ${String(route.method)} ${joinPath(prefix, String(route.path))}`;
+      checkSecurity(route.security, this.config.docs.securitySchemes, where);
+    }
     let served = route;
     if (typeof route === 'object' && route !== null && route.websocket !== undefined) {
       const hub = this.#webSockets();

@@ -169,9 +169,13 @@ export class Ctx<
     return this;
   }
 
-  /** Sets a response header (ignored once the request was answered without its handler: see `timeouts.handlerMs`). */
+  /**
+   * Sets a response header; ignored once the request was answered without its handler (see
+   * `timeouts.handlerMs`), or once something wrote the response on `ctx.res` itself (a connect
+   * middleware that ended it, see `fromConnect`): its head is gone already.
+   */
   setHeader(name: string, value: string | number | readonly string[]): this {
-    if (this.#expired !== undefined) return this;
+    if (this.#expired !== undefined || this.res.headersSent) return this;
     this.res.setHeader(name, value);
     return this;
   }

@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import { isRecord } from '../utils/is-record.ts';
+import { checkSecurity } from './docs/security.ts';
 import type { HealthChecker } from './health.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
@@ -21,6 +24,51 @@ export type AddRoute = (route: Route, prefix: string, middlewares: readonly Midd
 export type HookChain = readonly (readonly RequestHook[])[];
 
 /**
+ * Options of a group, given before its middlewares.
+ *
+ * @example
+ * const admin = app.group('/admin', { security: [{ bearer: [] }] }, requireAdmin);
+ */
+export interface GroupOptions {
+  /**
+   * The `security` of the group's routes (and its subgroups') that declare none (see `Route.security`);
+   * a subgroup's own replaces it. Each scheme must be declared in `docs.securitySchemes`.
+   */
+  security?: readonly SecurityRequirement[];
+}
+
+/**
+ * What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options.
+ *
+ * @example
+ * app.group('/api', audit, timing); // middlewares only
+ * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
+ */
+export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
+
+const GROUP_OPTIONS: readonly string[] = ['security'] satisfies (keyof GroupOptions)[];
+
+/**
+ * Splits `group(prefix, …)`'s arguments into its options (a plain object first) and its middlewares.
+ *
+ * @example
+ * groupArgs([{ security: [] }, audit]); // { options: { security: [] }, middlewares: [audit] }
+ */
+export function groupArgs(prefix: string, args: GroupArgs): { options: GroupOptions; middlewares: Middleware[] } {
+  const [first, ...rest] = args;
+  if (!isRecord(first)) return { options: {}, middlewares: args as Middleware[] };
+  for (const key of Object.keys(first)) {
+    if (!GROUP_OPTIONS.includes(key)) {
+      throw createError('FLO_ERR_BAD_GROUP_OPTION', {
+        prefix: String(prefix),
+        reason: `unknown option '${key}' (known: ${GROUP_OPTIONS.join(', ')})`,
+      });
+    }
+  }
+  return { options: first as GroupOptions, middlewares: rest as Middleware[] };
+}
+
+/**
  * Routes under a common prefix and middlewares; groups nest. A group is a
  * {@link Registrar}: routes registered through it (or through a module `use`d
  * on it) get its prefix and middlewares; checkers, schedulers and hooks go to
@@ -29,6 +77,7 @@ export type HookChain = readonly (readonly RequestHook[])[];
  * @example
  * const admin = app.group('/admin', requireAdmin);
  * admin.registerController(new UsersController()); // GET /admin/users …
+ * const api = app.group('/api', { security: [{ apiKey: [] }] }); // documented: every route needs the key
  * admin.group('/reports', audit).registerController(new ReportsController());
  */
 export class Group implements Registrar {
@@ -39,15 +88,26 @@ export class Group implements Registrar {
   /** The hooks of the enclosing App and groups, then this group's own. */
   readonly #hooks: HookChain;
   readonly #own: RequestHook[] = [];
+  /** The `security` of its routes that declare none: its own option, else the enclosing group's. */
+  readonly security: readonly SecurityRequirement[] | undefined;
 
-  constructor(root: Registrar, add: AddRoute, prefix: string, middlewares: readonly Middleware[], hooks: HookChain = []) {
+  constructor(
+    root: Registrar,
+    add: AddRoute,
+    prefix: string,
+    middlewares: readonly Middleware[],
+    hooks: HookChain = [],
+    security?: readonly SecurityRequirement[],
+  ) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
+    if (security !== undefined) checkSecurity(security, root.config.docs.securitySchemes, `group '${prefix}'`);
     this.#root = root;
     this.#add = add;
     this.#hooks = [...hooks, this.#own];
     this.prefix = prefix;
     this.middlewares = middlewares;
+    this.security = security;
   }
 
   get config(): ResolvedConfig {
@@ -71,7 +131,7 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#add(route, this.prefix, this.middlewares, this.#hooks);
+    for (const route of controller.routes()) this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks);
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -79,8 +139,11 @@ export class Group implements Registrar {
     module.register(this);
   }
 
-  group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this.#root, this.#add, joinPath(this.prefix, prefix), [...this.middlewares, ...middlewares], this.#hooks);
+  /** A subgroup: this group's prefix, middlewares, hooks and `security`, then its own (see {@link GroupOptions}). */
+  group(prefix: string, ...args: GroupArgs): Group {
+    const full = joinPath(this.prefix, prefix);
+    const { options, middlewares } = groupArgs(full, args);
+    return new Group(this.#root, this.#add, full, [...this.middlewares, ...middlewares], this.#hooks, options.security ?? this.security);
   }
 
   /** An `onRequest` hook for this group's routes (and its subgroups'), after the App's and the enclosing groups'. */
@@ -103,6 +166,12 @@ export class Group implements Registrar {
 
   onShutdown(hook: ShutdownHook): void {
     this.#root.onShutdown(hook);
+  }
+
+  /** The route with the group's `security` when it declares none of its own. */
+  #withSecurity(route: Route): Route {
+    if (this.security === undefined || typeof route !== 'object' || route === null || route.security !== undefined) return route;
+    return { ...route, security: this.security };
   }
 }
 

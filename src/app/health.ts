@@ -98,7 +98,11 @@ export function healthRoute(path: string, source: HealthSource): Route {
     method: 'GET',
     path,
     summary: 'Health of the service',
+    description:
+      'Runs every registered health check in parallel, each within its time limit: 200 when all pass, 503 when one fails or while the service shuts down (take it out of the load balancer).',
     tags: ['health'],
+    // probes carry no credentials
+    security: [],
     schema: {
       // documented with the media type it is served with
       response: {

@@ -327,8 +327,9 @@ function localize(host: PipelineHost, ctx: Ctx, problem: ProblemResponse): strin
 function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, language: string | undefined): void {
   const res = ctx.res;
   const body = JSON.stringify(problem.body);
+  // the headers of the body that is not sent go; a Content-Security-Policy (helmet's) is no such header
   for (const name of res.getHeaderNames()) {
-    if (name.startsWith('content-')) res.removeHeader(name);
+    if (name.startsWith('content-') && !name.startsWith('content-security-policy')) res.removeHeader(name);
   }
   if (language !== undefined) res.setHeader('Content-Language', language);
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);

@@ -3,8 +3,9 @@ import type { Registry } from 'prom-client';
 import type { Settings } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import type { GroupArgs } from './group.ts';
 import type { HealthChecker } from './health.ts';
-import type { Controller, Middleware, Module, RequestHook } from './route.ts';
+import type { Controller, Module, RequestHook } from './route.ts';
 import type { ShutdownHook } from './shutdown.ts';
 
 /** Where the service's setup runs: alone, in the cluster's primary (its service thread), or in a cluster worker. */
@@ -31,7 +32,8 @@ export interface Registrar {
   readonly role: AppRole;
   registerController(controller: Controller): void;
   use(module: Module): void;
-  group(prefix: string, ...middlewares: Middleware[]): Registrar;
+  /** Routes under `prefix` and middlewares, options (`{ security }`) first when given. */
+  group(prefix: string, ...args: GroupArgs): Registrar;
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;
   onShutdown(hook: ShutdownHook): void;

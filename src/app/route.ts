@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { WebSocket } from 'ws';
+import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from './body.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 
@@ -139,6 +140,13 @@ export interface Route {
   deprecated?: boolean;
   /** Leave this route out of the OpenAPI document. */
   hide?: boolean;
+  /**
+   * What the operation requires, as OpenAPI Security Requirement objects naming the schemes of
+   * `docs.securitySchemes` (`[{ apiKey: [] }]`; `[{ oauth: ['books:write'] }]`; `[]`: nothing). Any one
+   * object of the list satisfies it. Left out, the group's applies, else the document's `docs.security`.
+   * Documentation only: the check itself is the route's middleware or hook.
+   */
+  security?: readonly SecurityRequirement[];
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
   /**

@@ -7,7 +7,7 @@
 
 /** The config file: everything the cluster needs, each value overridable from the environment. */
 export function appYaml(serviceName: string): string {
-  return `# The service's config: \`npm start\` runs it as a cluster. Every key: the flotilla README, "Configuration".
+  return `# The service's config: \`npm start\` runs it as a cluster. Every key: flotilla's docs/reference/config.md.
 serviceName: ${serviceName}
 port: \${PORT:-3000}
 host: \${HOST:-0.0.0.0}
@@ -128,7 +128,7 @@ test('GET /health passes', async (t: TestContext) => {
 });
 `;
 
-/** The tsconfig of the README's Install section: Node runs the sources as they are, \`tsc\` only checks. */
+/** The tsconfig of the install steps in docs/guides/first-service.md: Node runs the sources as they are, \`tsc\` only checks. */
 export const TSCONFIG_JSON = `{
   "compilerOptions": {
     "target": "es2024",

@@ -7,8 +7,10 @@
  * An object key whose default is `{}` is always present once resolved, holding its children's
  * defaults (what ajv's `useDefaults` does too); a key without `default` stays absent until given.
  * A test (test/config/schema-integrity.test.ts) checks that the keys, defaults, types and the
- * README's configuration table agree.
+ * configuration reference's table (docs/reference/config.md) agree.
  */
+
+import { SECURITY_REQUIREMENTS, SECURITY_SCHEMES } from './security-schema.ts';
 
 /**
  * What every key of the schema says besides its type: what it means and, unless it has none, its
@@ -81,7 +83,13 @@ export const CONFIG_SCHEMA = object(
           { description: 'License of the API (OpenAPI `info.license`).' },
           {
             name: text({ description: 'Name of the license, e.g. `MIT`.' }),
-            url: { type: 'string', format: 'uri', description: 'URL of the license.' },
+            identifier: {
+              type: 'string',
+              pattern: '^[A-Za-z0-9.+()-]+( (AND|OR|WITH) [A-Za-z0-9.+()-]+)*$',
+              maxLength: 256,
+              description: 'SPDX license expression of the API, e.g. `MIT` (OpenAPI 3.1); not together with `url`.',
+            },
+            url: { type: 'string', format: 'uri', description: 'URL of the license; not together with `identifier`.' },
           },
           ['name'],
         ),
@@ -103,6 +111,8 @@ export const CONFIG_SCHEMA = object(
           default: [],
           description: 'Tags grouping operations in the documentation.',
         },
+        securitySchemes: SECURITY_SCHEMES,
+        security: SECURITY_REQUIREMENTS,
       },
     ),
     cors: object(

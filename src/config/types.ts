@@ -2,7 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import type { CONFIG_SCHEMA } from './schema.ts';
 
 // The config types are derived from CONFIG_SCHEMA (schema.ts), where every key is declared once with
-// its description and default; the README's configuration table has them too. `FromSchema` keeps
+// its description and default; the configuration reference (docs/reference/config.md) has them too. `FromSchema` keeps
 // no descriptions for an editor's hover, hence the short comments here pointing at the schema.
 
 type Schema = typeof CONFIG_SCHEMA;
@@ -15,7 +15,7 @@ type Inner<T, K extends keyof T> = Exclude<T[K], undefined>;
 
 /**
  * Configuration of an App, and the top level of the YAML file: every key optional. Each key's
- * meaning and default are in `CONFIG_SCHEMA` (src/config/schema.ts) and the README's table.
+ * meaning and default are in `CONFIG_SCHEMA` (src/config/schema.ts) and docs/reference/config.md.
  *
  * @example
  * const app = new App({ serviceName: 'books', port: 0, env: 'production' });
@@ -28,6 +28,8 @@ export interface DocsConfig extends Inner<KConfig, 'docs'> {}
 export interface DocsContact extends Inner<DocsConfig, 'contact'> {}
 /** License of the documented API (`docs.license`, OpenAPI `info.license`). */
 export interface DocsLicense extends Inner<DocsConfig, 'license'> {}
+/** A security scheme of the API (a value of `docs.securitySchemes`, OpenAPI `components.securitySchemes`), by its `type`. */
+export type DocsSecurityScheme = Inner<DocsConfig, 'securitySchemes'>[string];
 /** A tag grouping operations in the documentation (an entry of `docs.tags`). */
 export type DocsTag = Inner<DocsConfig, 'tags'>[number];
 /** CORS settings (`cors`); see `CONFIG_SCHEMA.properties.cors`. */

@@ -5,6 +5,8 @@ import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
 import { envFromNodeEnv } from './env-default.ts';
 import { MAX_WORKERS } from './schema.ts';
+import { requirementProblems } from './security-requirements.ts';
+import { SECURITY_SCHEME_TYPES } from './security-schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
 /**
@@ -99,6 +101,7 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
       add(['docs', 'servers', i], `'${url}' is not an absolute http(s) URL or a path; expected "<url> - <description>"`);
   }
   if (c.docs?.path === '/') add(['docs', 'path'], 'must not be the root path');
+  problems.push(...docsSecurityProblems(c));
   if (c.docs?.path?.endsWith('/') && c.docs.path !== '/') add(['docs', 'path'], 'must not end with a slash');
   const cl = c.cluster;
   if (cl?.backoffInitialMs !== undefined && cl.backoffMaxMs !== undefined && cl.backoffInitialMs > cl.backoffMaxMs) {
@@ -210,6 +213,32 @@ function clusterProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * The rules of `docs` the schema cannot say: a license has an SPDX `identifier` or a `url`, not
+ * both (OpenAPI 3.1); `bearerFormat` belongs to the `bearer` scheme; `docs.security` names declared
+ * schemes, and an `oauth2` scheme's declared scopes.
+ */
+function docsSecurityProblems(c: KConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const add = (path: (string | number)[], message: string) => problems.push({ key: keyOf(path), path, message });
+  const docs: Record<string, unknown> = isPlainObject(c.docs) ? c.docs : {};
+  const license = docs['license'];
+  if (isPlainObject(license) && license['identifier'] !== undefined && license['url'] !== undefined) {
+    add(['docs', 'license', 'identifier'], 'cannot be given together with docs.license.url (OpenAPI 3.1): keep one of them');
+  }
+  const schemes = isPlainObject(docs['securitySchemes']) ? docs['securitySchemes'] : {};
+  for (const [name, scheme] of Object.entries(schemes)) {
+    if (!isPlainObject(scheme) || scheme['type'] !== 'http' || scheme['bearerFormat'] === undefined) continue;
+    if (String(scheme['scheme']).toLowerCase() !== 'bearer') {
+      add(['docs', 'securitySchemes', name, 'bearerFormat'], `applies to the 'bearer' scheme only, not '${String(scheme['scheme'])}'`);
+    }
+  }
+  if (docs['security'] !== undefined) {
+    for (const p of requirementProblems(docs['security'], schemes)) add(['docs', 'security', ...p.path], p.message);
+  }
+  return problems;
+}
+
 function isServerUrl(url: string): boolean {
   if (url.startsWith('/')) return true;
   try {
@@ -232,7 +261,10 @@ export function schemaProblems(
   ignored: (path: readonly (string | number)[]) => boolean = () => false,
 ): ConfigProblem[] {
   if (check(input)) return [];
-  const errors = leaves(check.errors ?? []).filter((e) => !ignored([...prefix, ...targetOf(e)]));
+  // a bad key name is reported once, by the check it failed, at the key itself (see `toProblem`)
+  const errors = leaves(check.errors ?? [])
+    .filter((e) => e.keyword !== 'propertyNames')
+    .filter((e) => !ignored([...prefix, ...targetOf(e)]));
   return errors.map((e) => {
     const p = toProblem(e);
     const path = [...prefix, ...p.path];
@@ -269,7 +301,22 @@ function toProblem(e: ErrorObject): ConfigProblem {
     .slice(1)
     .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
     .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  if (e.propertyName !== undefined) {
+    const full = [...path, e.propertyName];
+    return { key: keyOf(full), path: full, message: `is not an allowed name: it ${e.message ?? 'is invalid'}` };
+  }
   switch (e.keyword) {
+    case 'discriminator': {
+      // the one discriminator of the schema: a security scheme's `type`
+      const { tag, tagValue } = e.params as { tag: string; tagValue: unknown };
+      const full = [...path, tag];
+      const allowed = SECURITY_SCHEME_TYPES.map((v) => JSON.stringify(v)).join(', ');
+      const message = tagValue === undefined ? `is required: one of ${allowed}` : `must be one of ${allowed}`;
+      return { key: keyOf(full), path: full, message };
+    }
+    case 'minProperties':
+      if ((e.params as { limit: number }).limit === 1) return { key: keyOf(path), path, message: 'must not be empty' };
+      return { key: keyOf(path), path, message: e.message ?? 'is invalid' };
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
       const full = [...path, extra];

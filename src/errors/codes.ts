@@ -1,7 +1,7 @@
 /**
  * The registry of stable error codes: code → HTTP status → title.
  * Every problem response flotilla produces itself carries one of these codes;
- * the README's error table is checked against this object by a test.
+ * the error table of docs/reference/errors.md is checked against this object by a test.
  */
 export const ERROR_CODES = {
   BAD_REQUEST: { status: 400, title: 'Bad Request' },

@@ -12,7 +12,7 @@
  * coded errors (`TypeError [ERR_INVALID_ARG_TYPE]: …`), `name` stays the base
  * class's name and the code shows in the stack and in `String(error)`.
  *
- * The README's table of misuse codes is checked against this registry by a test.
+ * The table of misuse codes in docs/reference/errors.md is checked against this registry by a test.
  */
 
 /** The built-in classes a misuse error can extend. */
@@ -37,6 +37,9 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_BODY_OPTION: { base: TypeError, message: 'route {route}: {reason}' },
   FLO_ERR_BAD_ROUTE_OPTION: { base: TypeError, message: 'route {route}: {reason}' },
   FLO_ERR_BAD_PREFIX: { base: TypeError, message: "group prefix must start with '/', got '{prefix}'" },
+  FLO_ERR_BAD_GROUP_OPTION: { base: TypeError, message: "group '{prefix}': {reason}" },
+  FLO_ERR_BAD_SECURITY: { base: Error, message: '{owner}: {reason}' },
+  FLO_ERR_BAD_CONNECT_MIDDLEWARE: { base: TypeError, message: 'fromConnect expects a (req, res, next) function, got {got}' },
   // handlers and middlewares at request time
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
   FLO_ERR_NEXT_TWICE: { base: Error, message: 'next() called more than once' },

@@ -1,5 +1,5 @@
 import type { Worker } from 'node:cluster';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Server, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 import { msg } from '../ipc/protocol.ts';
@@ -28,7 +28,7 @@ export interface DistributorOptions {
   /**
    * Request paths (`/health`) whose connections, once the primary has read their request line while
    * they wait, leave the queue first and are never shed: a readiness probe must not fail because the
-   * service is busy (see README, "Overload").
+   * service is busy (see docs/guides/overload-and-timeouts.md).
    */
   priorityPaths: readonly string[];
   logger: Logger;
@@ -44,9 +44,20 @@ export interface DistributorMetrics {
   queued(length: number): void;
 }
 
+/** A connection's kernel socket as libuv accepted it (a `TCP` handle), before any net.Socket wraps it. */
+interface RawHandle {
+  close(): void;
+}
+
+/** An unacknowledged hand-off: when it was sent, and the primary's copy of a raw handle, closed once the worker has its own. */
+interface Pending {
+  at: number;
+  handle: RawHandle | undefined;
+}
+
 interface Target {
-  /** When each unacknowledged hand-off was sent (`performance.now()`), oldest first. */
-  pending: number[];
+  /** The unacknowledged hand-offs, oldest first. */
+  pending: Pending[];
   /** False once the worker retires, refused a connection, or was told that none follows. */
   open: boolean;
 }
@@ -54,7 +65,9 @@ interface Target {
 /**
  * The cluster's connection hand-off with `cluster.balancing: primary`
  * (ARCHITECTURE.md, "A request's path"): the primary accepts each connection
- * paused, stamps its time, and hands it over IPC to the worker with the fewest
+ * as a raw handle (what node:cluster's round-robin does: no net.Socket in the
+ * primary for a connection a worker can take at once), stamps its time, and
+ * hands it over IPC to the worker with the fewest
  * unacknowledged hand-offs (ties in turn, so an idle cluster still spreads
  * long-lived connections). When no worker can take one, it waits in a queue,
  * read meanwhile so that a client that leaves is dropped rather than handed
@@ -88,7 +101,7 @@ export class Distributor {
   constructor(options: DistributorOptions) {
     this.#o = options;
     this.#codel = new QueueCoDel(options.targetMs, options.intervalMs);
-    this.#server = createServer({ pauseOnConnect: true }, (socket) => this.#onConnection(socket));
+    this.#server = createServer();
     this.#server.on('error', (err) => options.logger.error({ err }, 'the listening socket failed'));
   }
 
@@ -98,6 +111,9 @@ export class Distributor {
       this.#server.once('error', reject);
       this.#server.listen({ host, port }, () => {
         this.#server.off('error', reject);
+        // the listening handle's accepts come here, as node:cluster's round-robin takes them
+        const handle = (this.#server as unknown as { _handle: { onconnection: (status: number, handle?: RawHandle) => void } })._handle;
+        handle.onconnection = (status, accepted) => this.#onConnection(status, accepted);
         const address = this.#server.address();
         resolve(typeof address === 'object' && address !== null ? { host: address.address, port: address.port } : { host, port });
       });
@@ -115,7 +131,10 @@ export class Distributor {
 
   /** A worker exited: what it had not acknowledged is lost with it. */
   remove(worker: Worker): void {
-    if (!this.#targets.delete(worker)) return;
+    const target = this.#targets.get(worker);
+    if (target === undefined) return;
+    for (const { handle } of target.pending) handle?.close();
+    this.#targets.delete(worker);
     this.#order = this.#order.filter((w) => w !== worker);
   }
 
@@ -131,7 +150,8 @@ export class Distributor {
   acked(worker: Worker, accepted: boolean): void {
     const target = this.#targets.get(worker);
     if (target === undefined) return;
-    target.pending.shift();
+    // the worker holds its own descriptor of a raw handle now: the primary's copy goes
+    target.pending.shift()?.handle?.close();
     if (!accepted) target.open = false;
     this.#dispatch();
   }
@@ -153,17 +173,24 @@ export class Distributor {
     return this.#closed;
   }
 
-  #onConnection(socket: Socket): void {
+  /** An accepted connection (`status` a negative errno when the accept failed: EMFILE…). */
+  #onConnection(status: number, handle: RawHandle | undefined): void {
+    if (status < 0 || handle === undefined) {
+      this.#o.logger.warn({ errno: status }, 'a connection could not be accepted');
+      return;
+    }
     this.#accepted++;
-    const waiting = new WaitingConnection(socket, performance.now());
+    const now = performance.now();
     if (this.#queue.length === 0) {
       const worker = this.#pick();
       if (worker !== undefined) {
-        this.#handOff(worker, waiting);
+        this.#send(worker, handle, '', now, handle);
         return;
       }
     }
-    this.#enqueue(waiting);
+    // it waits: read meanwhile, through a net.Socket of the primary's own (paused until the queue reads it)
+    const socket = new Socket({ handle: handle as never, readable: true, writable: true, pauseOnCreate: true } as never);
+    this.#enqueue(new WaitingConnection(socket, now));
   }
 
   /**
@@ -181,7 +208,7 @@ export class Distributor {
       const worker = this.#order[at] as Worker;
       const { pending, open } = this.#targets.get(worker) as Target;
       if (!open || pending.length >= bestPending || !worker.isConnected()) continue;
-      if (pending.length > 0 && now - (pending[0] as number) >= FRESH_MS) continue;
+      if (pending.length > 0 && now - (pending[0] as Pending).at >= FRESH_MS) continue;
       best = worker;
       bestPending = pending.length;
       bestAt = at;
@@ -191,14 +218,18 @@ export class Distributor {
     return best;
   }
 
+  /** Hands a connection that waited to `worker`: what was read of it goes along, and node closes the primary's socket once sent. */
   #handOff(worker: Worker, waiting: WaitingConnection): void {
-    const { socket } = waiting;
-    const head = waiting.handOver();
+    this.#send(worker, waiting.socket, waiting.handOver(), waiting.since, undefined);
+  }
+
+  /** One hand-off; `own`: a raw handle whose primary copy {@link acked} closes. */
+  #send(worker: Worker, connection: Socket | RawHandle, head: string, since: number, own: RawHandle | undefined): void {
     const now = performance.now();
-    (this.#targets.get(worker) as Target).pending.push(now);
-    this.#o.metrics.waited((now - waiting.since) / 1_000);
+    (this.#targets.get(worker) as Target).pending.push({ at: now, handle: own });
+    this.#o.metrics.waited((now - since) / 1_000);
     try {
-      worker.send(msg.connection(head), socket, { keepOpen: false }, (error) => {
+      worker.send(msg.connection(head), connection as Socket, { keepOpen: false }, (error) => {
         if (error !== null && error !== undefined) this.#lost(worker, error);
       });
     } catch (error) {

@@ -2,12 +2,12 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { GlobalTracer } from '../app/global-tracer.ts';
-import { Group } from '../app/group.ts';
+import { Group, type GroupArgs, groupArgs } from '../app/group.ts';
 import type { HealthChecker } from '../app/health.ts';
 import { InFlight } from '../app/in-flight.ts';
 import { createLogger } from '../app/logger.ts';
 import type { Registrar } from '../app/registrar.ts';
-import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
+import type { Controller, ErrorHandler, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import { payloadBytes, type TopicPayload, toPayload } from '../app/topic-transport.ts';
 import { checkTopic } from '../app/websocket-topic.ts';
@@ -84,8 +84,9 @@ export class ServicePart implements Registrar {
     module.register(this);
   }
 
-  group(prefix: string, ...middlewares: Middleware[]): Group {
-    return new Group(this, () => {}, prefix, middlewares);
+  group(prefix: string, ...args: GroupArgs): Group {
+    const { options, middlewares } = groupArgs(prefix, args);
+    return new Group(this, () => {}, prefix, middlewares, [], options.security);
   }
 
   registerHealthChecker(_checker: HealthChecker): void {}

@@ -1,4 +1,4 @@
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { ConnectionSource } from '../app/connection-source.ts';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 
@@ -34,8 +34,12 @@ export class HandedConnections implements ConnectionSource {
     this.#take = take;
   }
 
-  /** A handed connection (`socket` undefined: its client left while it travelled); false when it was refused. */
-  received(socket: Socket | undefined, head: string): boolean {
+  /**
+   * A handed connection: a net.Socket, or the raw handle of one the primary handed on as it accepted it
+   * (`undefined`: its client left while it travelled); false when it was refused.
+   */
+  received(handle: unknown, head: string): boolean {
+    const socket = socketOf(handle);
     if (socket === undefined) return true;
     const bytes = head === '' ? undefined : Buffer.from(head, 'base64');
     if (this.#take?.(socket, bytes) === true) return true;
@@ -47,4 +51,16 @@ export class HandedConnections implements ConnectionSource {
   end(): void {
     this.#ended.resolve();
   }
+}
+
+/** The socket of what came with a hand-off: node makes a net.Socket of a socket sent as one, and leaves a raw handle raw. */
+function socketOf(handle: unknown): Socket | undefined {
+  if (handle instanceof Socket || handle === undefined || handle === null) return handle ?? undefined;
+  return new Socket({ handle, readable: true, writable: true } as never);
+}
+
+/** Closes what came with a message that is not served (a malformed one, or no hand-off expected). */
+export function dropHandle(handle: unknown): void {
+  if (handle instanceof Socket) handle.destroy();
+  else if (typeof (handle as { close?: unknown } | null)?.close === 'function') (handle as { close(): void }).close();
 }

@@ -1,5 +1,4 @@
 import cluster from 'node:cluster';
-import { Socket } from 'node:net';
 import { App } from '../app/app.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { loadService } from '../cluster/load-service.ts';
@@ -12,7 +11,7 @@ import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMe
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from './boot-failure.ts';
 import { onFirstRequest } from './first-request.ts';
-import { HandedConnections } from './handed-connections.ts';
+import { dropHandle, HandedConnections } from './handed-connections.ts';
 import { IpcTopics } from './ipc-topics.ts';
 import { startWatchdog } from './watchdog.ts';
 
@@ -143,13 +142,13 @@ const shutdown = async (reason: string, deadline?: number, retire = false) => {
 process.on('message', (message: unknown, handle: unknown) => {
   if (!isPrimaryMessage(message)) {
     if (isFlotillaMessage(message)) app.logger.warn({ message: describeInvalid(message) }, 'malformed message from the primary dropped');
-    if (handle instanceof Socket) handle.destroy();
+    dropHandle(handle);
     return;
   }
   switch (message.type) {
     case 'flotilla:connection':
-      if (handed === undefined) (handle as Socket | undefined)?.destroy();
-      else send(msg.handoffAck(handed.received(handle as Socket | undefined, message.head)));
+      if (handed === undefined) dropHandle(handle);
+      else send(msg.handoffAck(handed.received(handle, message.head)));
       break;
     case 'flotilla:handoff-end':
       handed?.end();

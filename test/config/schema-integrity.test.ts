@@ -12,7 +12,7 @@ import { GENERATED, generatedSource } from '../../tools/validators.ts';
 
 // CONFIG_SCHEMA is the one declaration of the config: these tests keep it complete (a description on
 // every key, a default wherever the resolved config has the key) and check that what derives from
-// it (DEFAULTS, the types) agrees with it. The README's table is checked in test/docs/readme.test.ts.
+// it (DEFAULTS, the types) agrees with it. The configuration reference's table is checked in test/docs/config-reference.test.ts.
 
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
@@ -25,7 +25,16 @@ interface Node {
 }
 
 /** The keys without a default: absent from a resolved config until given. Anything else has one. */
-const OPTIONAL = ['docs.description', 'docs.contact', 'docs.license', 'i18n', 'service', 'settings', 'coordination.url'] as const;
+const OPTIONAL = [
+  'docs.description',
+  'docs.contact',
+  'docs.license',
+  'docs.security',
+  'i18n',
+  'service',
+  'settings',
+  'coordination.url',
+] as const;
 
 /** Every key of the schema with its schema and whether the object holding it has a default (or is the root). */
 function keys(node: Node = CONFIG_SCHEMA, prefix = '', holderDefaulted = true): { key: string; node: Node; defaulted: boolean }[] {
@@ -71,7 +80,7 @@ test('every key that a resolved config always has declares a default; only the l
 });
 
 test('every default is valid for its own key, and DEFAULTS are a valid config', () => {
-  const ajv = new Ajv({ strict: true, allowUnionTypes: true });
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true });
   addFormats(ajv, ['uri', 'email']);
   for (const { key, node } of keys()) {
     if (!('default' in node)) continue;
@@ -87,13 +96,13 @@ test('every default is valid for its own key, and DEFAULTS are a valid config', 
 });
 
 test("DEFAULTS are the schema's defaults as ajv's useDefaults applies them, read without compiling a validator", () => {
-  const ajv = new Ajv({ strict: true, allowUnionTypes: true, useDefaults: true });
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true, useDefaults: true });
   addFormats(ajv, ['uri', 'email']);
   const filled = {};
   assert.ok(ajv.validate(CONFIG_SCHEMA, filled), ajv.errorsText(ajv.errors));
   assert.deepEqual(DEFAULTS, filled);
   assert.ok(Object.isFrozen(DEFAULTS) && Object.isFrozen(DEFAULTS.cors) && Object.isFrozen(DEFAULTS.cors.methods));
-  // each key's default, as the README's table shows them
+  // each key's default, as the configuration reference's table shows them
   assert.equal(defaultsOf(CONFIG_SCHEMA.properties.cluster.properties.maxRequests), 0);
   assert.equal(defaultsOf(CONFIG_SCHEMA.properties.service), undefined);
   assert.deepEqual(defaultsOf(CONFIG_SCHEMA.properties.limits), { bodyBytes: 1_048_576, paramLength: 100, headerBytes: 16_384 });

@@ -7,7 +7,7 @@ import { adoptResolvedConfig, configProblems, resolveConfig } from '../../src/co
 
 // The config's validator skips the meta-schema check at start-up (it is compiled in every process): this is that check.
 test('the config schema is a valid JSON Schema', () => {
-  const ajv = new Ajv({ strict: true, allowUnionTypes: true, validateFormats: false });
+  const ajv = new Ajv({ strict: true, allowUnionTypes: true, discriminator: true, validateFormats: false });
   assert.equal(ajv.validateSchema(CONFIG_SCHEMA), true, ajv.errorsText(ajv.errors));
 });
 

@@ -6,6 +6,7 @@ import { after, describe, test } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
 import type { Ctx } from '../../src/app/ctx.ts';
 import { defineService } from '../../src/app/define-service.ts';
+import { fromConnect } from '../../src/app/from-connect.ts';
 import { prettyStream } from '../../src/app/pretty-stream.ts';
 import type { Route } from '../../src/app/route.ts';
 import { parseCli } from '../../src/cli/args.ts';
@@ -78,6 +79,9 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_ROUTE_CONFLICT: () => register({ method: 'GET', path: '/dup', handler }, { method: 'GET', path: '/dup', handler }),
   FLO_ERR_BAD_SCHEMA: () => register({ method: 'GET', path: '/x', schema: { querystring: { type: 'nonsense' } }, handler }),
   FLO_ERR_BAD_PREFIX: () => quietApp().group('api'),
+  FLO_ERR_BAD_GROUP_OPTION: () => quietApp().group('/api', { securty: [] } as never),
+  FLO_ERR_BAD_SECURITY: () => register({ method: 'POST', path: '/x', security: [{ apiKey: [] }], handler }),
+  FLO_ERR_BAD_CONNECT_MIDDLEWARE: () => fromConnect('helmet' as never),
   FLO_ERR_BAD_STATUS: () => new KError(200, 'OK', 'not an error'),
   FLO_ERR_NOT_A_WEBSOCKET: () => thrownInHandler((ctx) => ctx.subscribe('books')).then((e) => Promise.reject(e)),
   FLO_ERR_BAD_TOPIC: () => quietApp().publish('', 'x'),

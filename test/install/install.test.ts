@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { get } from '../../tools/fresh-get.ts';
 
 /**
- * The three installs of the README's Install section, done as a user does them,
+ * The three installs of the first-service guide's Install section, done as a user does them,
  * each checked for a working `import { App } from 'flotilla'`, `npx flotilla
  * --version` and `npx flotilla config`; then, in the tarball's project,
  * `npx flotilla init`, after which `npm test`, `tsc` and `npm start` work.
@@ -93,7 +93,7 @@ const source = once(async () => {
   return dir;
 });
 
-/** README: "a clone in which `npm install` was run (it builds dist/)". */
+/** docs/guides/first-service.md: "a clone in which `npm install` was run (it builds dist/)". */
 const clone = once(async () => {
   const dir = join(work, 'clone');
   await run(work, 'git', ['clone', '-q', await source(), dir]);
@@ -101,7 +101,7 @@ const clone = once(async () => {
   return dir;
 });
 
-/** README: "from `npm pack` in a clone": the one above (`pack` runs `prepare`, which a clone without its devDependencies fails). */
+/** docs/guides/first-service.md: "from `npm pack` in a clone": the one above (`pack` runs `prepare`, which a clone without its devDependencies fails). */
 const tarball = once(async () => {
   const dir = await clone();
   const { stdout } = await run(dir, 'npm', ['pack', '--json', '--pack-destination', work]);
@@ -150,7 +150,7 @@ async function checkInstall(t: TestContext, dir: string, { linked = false } = {}
   t.assert.strictEqual(effective.port, 8080);
 }
 
-describe('installs from the README', { concurrency: true, timeout: 900_000 }, () => {
+describe('installs from the docs', { concurrency: true, timeout: 900_000 }, () => {
   test('a directory: npm install <clone in which npm install was run>', async (t: TestContext) => {
     const dir = await project('from-directory', clone);
     await checkInstall(t, dir, { linked: true });

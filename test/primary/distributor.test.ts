@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
 import { once } from 'node:events';
-import { connect, type Socket } from 'node:net';
+import { connect, Socket } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import pino from 'pino';
 import { type ConnectionMessage, isPrimaryMessage } from '../../src/ipc/protocol.ts';
@@ -22,14 +22,30 @@ class FakeWorker {
   isConnected(): boolean {
     return this.connected;
   }
-  send(message: unknown, handle?: Socket, _options?: unknown, callback?: (error: Error | null) => void): boolean {
+  send(message: unknown, handle?: unknown, _options?: unknown, callback?: (error: Error | null) => void): boolean {
     this.messages.push(message);
     if (handle !== undefined && isPrimaryMessage(message) && message.type === 'flotilla:connection') {
-      this.handed.push({ socket: handle, head: Buffer.from((message as ConnectionMessage).head, 'base64') });
+      this.handed.push({ socket: received(handle), head: Buffer.from((message as ConnectionMessage).head, 'base64') });
     }
     callback?.(null);
     return true;
   }
+}
+
+/**
+ * What a worker makes of a handed connection: node sends a net.Socket as one, and a raw handle (a
+ * connection the primary handed on as it accepted it) raw. A real worker gets a descriptor of its own;
+ * here both ends share the handle, so the primary's close of its copy (without a callback, where a
+ * socket's destroy passes one) is left out.
+ */
+function received(handle: unknown): Socket {
+  if (handle instanceof Socket) return handle;
+  const raw = handle as { close(callback?: () => void): void };
+  const close = raw.close.bind(raw);
+  raw.close = (callback) => {
+    if (callback !== undefined) close(callback);
+  };
+  return new Socket({ handle: raw, readable: true, writable: true } as never);
 }
 
 const asWorker = (w: FakeWorker) => w as unknown as Worker;

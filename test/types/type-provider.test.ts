@@ -6,7 +6,7 @@ import { controller, testApp } from '../helpers/app.ts';
 
 /*
  * The type-provider slot: TypeBox schemas type the routes as JSON Schema
- * objects do (what the README's "Other schema libraries" shows). The
+ * objects do (what docs/guides/typed-routes.md, "Other schema libraries", shows). The
  * typecheck is the test; the node:test part runs the routes.
  */
 

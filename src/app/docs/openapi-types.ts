@@ -1,3 +1,5 @@
+import type { SecurityRequirement } from '../../config/security-requirements.ts';
+import type { DocsSecurityScheme } from '../../config/types.ts';
 import type { JsonSchema } from '../route.ts';
 
 /**
@@ -51,6 +53,8 @@ export interface OpenApiOperation {
   responses: Record<string, OpenApiResponse>;
   /** A WebSocket endpoint (a route's `websocket`): its subprotocols, none when it names none. OpenAPI has no field of its own for it. */
   'x-websocket'?: { protocols: string[] };
+  /** What the operation requires (OpenAPI Security Requirement objects); `[]`: nothing. */
+  security?: SecurityRequirement[];
 }
 
 /**
@@ -83,10 +87,12 @@ export interface OpenApiDocument {
     version: string;
     description?: string;
     contact?: { name?: string; url?: string; email?: string };
-    license?: { name: string; url?: string };
+    license?: { name: string; identifier?: string; url?: string };
   };
   servers?: { url: string; description?: string }[];
   tags?: { name: string; description?: string }[];
+  /** The default of operations that declare no `security` of their own (`docs.security`). */
+  security?: SecurityRequirement[];
   paths: Record<string, OpenApiPathItem>;
-  components: { schemas: Record<string, JsonSchema> };
+  components: { schemas: Record<string, JsonSchema>; securitySchemes?: Record<string, DocsSecurityScheme> };
 }

@@ -3,8 +3,10 @@ import type { Route } from '../route.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
+import { pruneSchemas } from './prune-schemas.ts';
 import { requestBodyOf, responsesOf } from './responses.ts';
 import { operationIdOf, toPathTemplates } from './route-path.ts';
+import { checkSecurity } from './security.ts';
 
 export type { OpenApiDocument } from './openapi-types.ts';
 
@@ -12,7 +14,10 @@ export type { OpenApiDocument } from './openapi-types.ts';
  * Builds the OpenAPI 3.1.0 document of an App from its resolved config
  * (`docs.*`) and its routes, in registration order. Pure: the result shares no
  * object with its inputs. Hidden routes are left out, and so are HEAD routes
- * whose path also has a GET route.
+ * whose path also has a GET route. The config's security schemes are its
+ * `components.securitySchemes`, `docs.security` its default `security`, and a
+ * route's `security` its operation's; one that names an undeclared scheme throws
+ * `FLO_ERR_BAD_SECURITY`. Component schemas no operation refers to are left out.
  *
  * @example
  * const doc = buildOpenApi(resolveConfig({ docs: { title: 'Books' } }), routes);
@@ -31,11 +36,19 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Route[]): 
   if (docs.license !== undefined) doc.info.license = { ...docs.license };
   if (docs.servers.length > 0) doc.servers = docs.servers.map(parseServer);
   if (docs.tags.length > 0) doc.tags = docs.tags.map((t) => ({ ...t }));
+  const schemes = docs.securitySchemes;
+  if (Object.keys(schemes).length > 0) doc.components.securitySchemes = { ...schemes };
+  if (docs.security !== undefined) {
+    checkSecurity(docs.security, schemes, 'docs.security');
+    doc.security = [...docs.security];
+  }
 
   const getPaths = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
   const operationIds = new Set<string>();
   for (const route of routes) {
     if (route.hide === true || (route.method === 'HEAD' && getPaths.has(route.path))) continue;
+    // the App refused it at registration already; routes handed in directly are checked here
+    if (route.security !== undefined) checkSecurity(route.security, schemes, `route ${route.method} ${route.path}`);
     for (const { template, params } of toPathTemplates(route.path)) {
       const method = route.method.toLowerCase() as OpenApiMethod;
       const id = unique(route.operationId ?? operationIdOf(method, template), operationIds);
@@ -44,6 +57,7 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Route[]): 
       doc.paths[template] = item;
     }
   }
+  pruneSchemas(doc);
   return JSON.parse(JSON.stringify(doc)) as OpenApiDocument;
 }
 
@@ -71,6 +85,7 @@ function operation(route: Route, operationId: string, parameters: OpenApiParamet
   const requestBody = requestBodyOf(route);
   if (requestBody !== undefined) op.requestBody = requestBody;
   op.responses = responsesOf(route);
+  if (route.security !== undefined) op.security = route.security.map((requirement) => ({ ...requirement }));
   if (route.websocket !== undefined) op['x-websocket'] = { protocols: [...(route.protocols ?? [])] };
   return op;
 }

@@ -35,6 +35,8 @@ export const PROBLEM_SCHEMA: JsonSchema = {
     details: {
       description:
         'Extra, client-safe information about this occurrence. For `VALIDATION_FAILED`: `{ errors: ValidationIssue[] }`, every failed check.',
+      // no `type`: any value is allowed; an object's `errors`, when it has one, are the failed checks
+      properties: { errors: { type: 'array', items: { $ref: '#/components/schemas/ValidationIssue' } } },
     },
   },
   additionalProperties: true,

@@ -25,10 +25,12 @@ const INITIALIZER: Asset = {
 export function docsRoutes(docsPath: string, getDocument: () => unknown): Route[] {
   const path = docsPath.replaceAll(':', '::'); // find-my-way syntax: a literal colon
   const lastSegment = docsPath.slice(docsPath.lastIndexOf('/') + 1);
+  // public, like the document they serve
   const route = (suffix: string, handler: NonNullable<Route['handler']>): Route => ({
     method: 'GET',
     path: `${path}${suffix}`,
     hide: true,
+    security: [],
     handler,
   });
   return [

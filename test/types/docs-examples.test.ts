@@ -1,22 +1,36 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, type TestContext, test } from 'node:test';
 import { promisify } from 'node:util';
 
 /**
- * The README's TypeScript examples compile in a user's project: the package as
- * an install gives it (its declarations, built here into the project's
- * node_modules), the README's own tsconfig (`strict`), `"type": "module"`,
- * and each ```ts block as a module of its own. What a block leaves to the
- * reader (an `app`, a `createPool`…) is declared in `globals.d.ts` below.
+ * The TypeScript examples of README.md and docs/ compile in a user's project:
+ * the package as an install gives it (its declarations, built here into the
+ * project's node_modules), the tsconfig of the first-service guide (`strict`),
+ * `"type": "module"`, and each ```ts block as a module of its own. What a block
+ * leaves to the reader (an `app`, a `createPool`…) is declared in
+ * `globals.d.ts` below.
  */
 
 const root = resolve(import.meta.dirname, '../..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 
-/** What the README's snippets take as given. */
+/** README.md and every Markdown file under docs/, as paths relative to the repository. */
+function documents(): string[] {
+  const found = ['README.md'];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.md')) found.push(path);
+    }
+  };
+  walk('docs');
+  return found;
+}
+
+/** What the snippets take as given. */
 const GLOBALS = `
 declare const app: import('flotilla').App;
 declare const controller: import('flotilla').Controller;
@@ -27,13 +41,17 @@ declare function validToken(token: string | undefined): boolean;
 declare class OutOfStock extends Error {}
 declare const prices: { since(id: string | undefined): AsyncIterable<import('flotilla').SseEvent> };
 declare function store(filename: string, file: import('node:stream').Readable): Promise<void>;
+declare const pool: { end(): Promise<void> };
 `;
 
-/** The fenced blocks of a language, with the README line of their opening fence. */
-function blocks(lang: string): { line: number; code: string }[] {
-  const found: { line: number; code: string }[] = [];
-  for (const match of readme.matchAll(new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```', 'gm'))) {
-    found.push({ line: readme.slice(0, match.index).split('\n').length, code: match[1]! });
+/** The fenced blocks of a language in every document, with the file and line of their opening fence. */
+function blocks(lang: string): { file: string; line: number; code: string }[] {
+  const found: { file: string; line: number; code: string }[] = [];
+  for (const file of documents()) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const match of text.matchAll(new RegExp('^```' + lang + '\\n([\\s\\S]*?)^```', 'gm'))) {
+      found.push({ file, line: text.slice(0, match.index).split('\n').length, code: match[1]! });
+    }
   }
   return found;
 }
@@ -52,7 +70,7 @@ async function run(args: string[]): Promise<{ code: number; output: string }> {
   }
 }
 
-test("the README's TypeScript examples compile under its tsconfig (strict)", { timeout: 120_000 }, async (t: TestContext) => {
+test('the TypeScript examples of README.md and docs/ compile (strict tsconfig)', { timeout: 120_000 }, async (t: TestContext) => {
   // the package as installed: package.json and the declarations `npm run build` writes into dist/
   const pkg = join(dir, 'node_modules', 'flotilla');
   mkdirSync(pkg, { recursive: true });
@@ -69,22 +87,24 @@ test("the README's TypeScript examples compile under its tsconfig (strict)", { t
   t.assert.strictEqual(built.code, 0, `the declarations build:\n${built.output}`);
 
   const tsconfig = blocks('json').find((b) => b.code.includes('"compilerOptions"'));
-  t.assert.ok(tsconfig, "the Install section's tsconfig.json");
+  t.assert.ok(tsconfig, "the first-service guide's tsconfig.json");
   writeFileSync(join(dir, 'tsconfig.json'), tsconfig.code);
   writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
   writeFileSync(join(dir, 'globals.d.ts'), GLOBALS);
   const examples = blocks('ts');
-  t.assert.ok(examples.length >= 4, `${examples.length} TypeScript blocks`);
-  for (const { line, code } of examples) {
+  t.assert.ok(examples.length >= 10, `${examples.length} TypeScript blocks`);
+  const sources = new Map<string, { file: string; line: number }>();
+  for (const [i, { file, line, code }] of examples.entries()) {
     const module = /^\s*(import|export)\b/m.test(code) ? code : `${code}export {};\n`;
-    writeFileSync(join(dir, `readme-${line}.ts`), module);
+    sources.set(`example-${i}.ts`, { file, line });
+    writeFileSync(join(dir, `example-${i}.ts`), module);
   }
 
   const checked = await run(['-p', '.']);
-  // readme-<fence line>.ts(<n>,<col>) is README.md line <fence line> + <n>
-  const located = checked.output.replace(
-    /readme-(\d+)\.ts\((\d+),(\d+)\)/g,
-    (_, fence, n, col) => `README.md:${Number(fence) + Number(n)}:${col}`,
-  );
+  // example-<i>.ts(<n>,<col>) is line <fence line> + <n> of the document the block comes from
+  const located = checked.output.replace(/(example-\d+\.ts)\((\d+),(\d+)\)/g, (whole, name: string, n: string, col: string) => {
+    const source = sources.get(name);
+    return source === undefined ? whole : `${source.file}:${source.line + Number(n)}:${col}`;
+  });
   t.assert.strictEqual(checked.code, 0, `tsc --noEmit in a user's project:\n${located}`);
 });

@@ -1,57 +1,16 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { after, test } from 'node:test';
-import { pathToFileURL } from 'node:url';
+import { test } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
 import { defaultsOf } from '../../src/config/defaults.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
-import { App } from '../../src/index.ts';
-import { sink } from '../helpers/sink.ts';
 
-// The README's walk-through must work as printed: its service and YAML blocks are run here.
+// The configuration reference's table must list every key of the schema, each with its default.
 const root = resolve(import.meta.dirname, '../..');
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
-const section = readme.slice(readme.indexOf('## Your first service'), readme.indexOf('## Configuration'));
-const block = (lang: string) => {
-  const match = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(section);
-  assert.ok(match, `a ${lang} block in the walk-through`);
-  return match[1]!;
-};
-// Inside the repository, so that `import … from 'flotilla'` resolves to this package (self-reference).
-const dir = mkdtempSync(join(root, 'test', '.readme-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-writeFileSync(join(dir, 'service.ts'), block('ts'));
-writeFileSync(join(dir, 'app.yaml'), block('yaml'));
+const reference = readFileSync(join(root, 'docs/reference/config.md'), 'utf8');
 
-test('the walk-through service answers as described', async () => {
-  const { default: setup } = (await import(pathToFileURL(join(dir, 'service.ts')).href)) as { default: (app: App) => void };
-  const app = new App({ port: 0 }, { logStream: sink(), handleSignals: false });
-  setup(app);
-  const list = await app.inject('/books?page=1&limit=1');
-  assert.deepEqual(list.json(), { data: [{ id: 1, title: 'The Dispossessed' }], total: 2, page: 1, limit: 1, total_pages: 2 });
-  assert.equal((await app.inject('/books/2')).json().title, 'Invisible Cities');
-  const missing = await app.inject('/books/9');
-  assert.equal(missing.statusCode, 404);
-  assert.equal(missing.json().detail, 'no such book');
-  assert.equal((await app.inject('/health')).statusCode, 200);
-  await app.close();
-});
-
-test('the walk-through YAML is valid and `flotilla openapi` documents the routes', () => {
-  const out = execFileSync(
-    process.execPath,
-    ['--conditions=source', join(root, 'src/cli/main.ts'), 'openapi', '--config', join(dir, 'app.yaml')],
-    {
-      encoding: 'utf8',
-    },
-  );
-  const doc = JSON.parse(out) as { paths: Record<string, unknown> };
-  assert.ok('/books' in doc.paths && '/books/{id}' in doc.paths);
-});
-
-const configTable = readme.slice(readme.indexOf('## Configuration (YAML)'), readme.indexOf('## API in short'));
+const configTable = reference.slice(reference.indexOf('## Keys'));
 
 test('the configuration table lists every key of the schema', () => {
   const cells = [...configTable.matchAll(/^\| (.+?) \|/gm)].map((m) => m[1]!);
@@ -120,8 +79,8 @@ test("the configuration table's default column shows the schema's defaults", () 
     .map(([key, cell]) => ({ key, schema: schemaAt(key), cell }))
     .filter(({ schema, cell }) => schema === undefined || !isDeepStrictEqual(cellValue(cell), defaultsOf(schema)))
     .map(({ key, schema, cell }) => {
-      const readme = cellValue(cell) === UNREADABLE ? `${cell} (not \`value\` or —)` : cell;
-      return `${key}: README ${readme}, schema ${schema === undefined ? 'has no such key' : JSON.stringify(defaultsOf(schema))}`;
+      const documented = cellValue(cell) === UNREADABLE ? `${cell} (not \`value\` or —)` : cell;
+      return `${key}: docs ${documented}, schema ${schema === undefined ? 'has no such key' : JSON.stringify(defaultsOf(schema))}`;
     });
   assert.deepEqual(wrong, []);
 });
