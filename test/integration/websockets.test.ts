@@ -157,7 +157,8 @@ test('the books example: each created book reaches the live feed on every worker
   const dir = tempFiles(t, {});
   const file = join(dir, 'app.yaml');
   const books = fileURLToPath(new URL('../../examples/books/service.ts', import.meta.url));
-  writeFileSync(file, configYaml({ serviceName: 'books', service: books, logging: { requests: false } }, {}));
+  const docs = { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } };
+  writeFileSync(file, configYaml({ serviceName: 'books', service: books, logging: { requests: false }, docs }, {}));
   const cluster = new ClusterProcess({ cli: CLI, configFile: file, env: { BOOKS_API_KEY: 'k' }, execArgv: ['--conditions=source'] });
   t.after(() => cluster.kill());
   const { appPort } = await cluster.ready();
