@@ -12,6 +12,7 @@ import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMe
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
+import { IpcTopics } from './ipc-topics.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -35,6 +36,10 @@ const handed =
   config.cluster.balancing === 'primary'
     ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
     : undefined;
+// app.publish goes through the primary, which hands each message to every worker (src/primary/topic-relay.ts)
+const topics = new IpcTopics((message) => {
+  if (process.connected) process.send?.(message);
+});
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
@@ -47,6 +52,7 @@ const app = new App(config, {
   // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
   reusePort: ownSockets(config.cluster.balancing),
   ...(handed === undefined ? {} : { connections: handed }),
+  topics,
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
@@ -96,14 +102,16 @@ const pushMetrics = async (final: boolean) => {
     app.logger.error({ err: error }, 'metrics collection failed');
   }
 };
-// a snapshot when requests started or ended since the last one; an idle worker's (process metrics only)
+// a snapshot when requests started or ended (or WebSockets moved) since the last one; an idle worker's (process metrics only)
 // every IDLE_PUSH_INTERVALS intervals: collecting them costs a millisecond, and the primary's merge more
 let pushedAt = { activity: -1, tick: 0 };
 let tick = 0;
 setInterval(() => {
   tick++;
-  if (vitals.activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
-  pushedAt = { activity: vitals.activity, tick };
+  // requests, and WebSocket traffic (which passes no request)
+  const activity = vitals.activity + app.socketActivity;
+  if (activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
+  pushedAt = { activity, tick };
   void pushMetrics(false);
 }, config.cluster.metricsIntervalMs).unref();
 
@@ -144,6 +152,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:handoff-end':
       handed?.end();
+      break;
+    case 'flotilla:deliver':
+      topics.delivered(message);
       break;
     case 'flotilla:ping':
       send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));

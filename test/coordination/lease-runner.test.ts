@@ -31,6 +31,8 @@ function fakeCoordinator() {
       calls.push('release');
     },
     ping: async () => {},
+    broadcast: async () => {},
+    listen: async () => {},
     close: async () => {},
   };
   return { coordinator, calls, state };
