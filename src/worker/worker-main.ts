@@ -183,6 +183,8 @@ async function boot(): Promise<void> {
     }
     return bootFailed('service', describeServiceError(error, start.servicePath), error);
   }
+  // told to leave while its setup ran (a reload's replacements came up first): the shutdown sequence ends it
+  if (shuttingDown) return;
   const listening = app.listen();
   let address: { host: string; port: number };
   try {
