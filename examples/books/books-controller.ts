@@ -1,17 +1,22 @@
 import { type Controller, defineRoute, KError, type Middleware, paginated, type Route } from 'flotilla';
-import { BOOK_SCHEMA, NEW_BOOK_SCHEMA } from './book.ts';
+import { BOOK_SCHEMA, type Book, NEW_BOOK_SCHEMA } from './book.ts';
 import type { BookFilter, BookRepository } from './book-repository.ts';
 
 const ID_PARAMS = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } } as const;
 
-/** `GET /books` (paginated), `GET /books/:id`, `POST /books` (needs the API key). */
+/**
+ * `GET /books` (paginated), `GET /books/:id`, `POST /books` (needs the API key; the new book is
+ * passed to `created`, which publishes it to the live feed).
+ */
 export class BooksController implements Controller {
   readonly #repo: BookRepository;
   readonly #requireApiKey: Middleware;
+  readonly #created: (book: Book) => void;
 
-  constructor(repo: BookRepository, requireApiKey: Middleware) {
+  constructor(repo: BookRepository, requireApiKey: Middleware, created: (book: Book) => void = () => {}) {
     this.#repo = repo;
     this.#requireApiKey = requireApiKey;
+    this.#created = created;
   }
 
   routes(): Route[] {
@@ -66,6 +71,7 @@ export class BooksController implements Controller {
         schema: { body: NEW_BOOK_SCHEMA, response: { 201: BOOK_SCHEMA } },
         handler: async (ctx) => {
           const book = await this.#repo.create(ctx.context(), ctx.body); // the body is a NewBook
+          this.#created(book);
           ctx.setHeader('Location', `${ctx.path}/${book.id}`).created(book);
         },
       }),

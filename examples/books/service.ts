@@ -1,4 +1,5 @@
 import { defineService } from 'flotilla';
+import type { Book } from './book.ts';
 import { sampleBooks } from './book-repository.ts';
 import { BooksController } from './books-controller.ts';
 import { catalogueModule } from './catalogue-module.ts';
@@ -6,6 +7,7 @@ import { databaseModule } from './database/database-module.ts';
 import { migrate } from './database/migrate.ts';
 import { openDatabase } from './database/open-database.ts';
 import { SqlBookRepository } from './database/sql-book-repository.ts';
+import { LiveFeedController, NEW_BOOKS } from './live-feed-controller.ts';
 import { requireApiKey, serverTiming } from './middlewares.ts';
 import { BOOKS_SETTINGS, type BooksSettings } from './settings.ts';
 
@@ -31,7 +33,10 @@ export default defineService({
     }
     const repo = new SqlBookRepository(db);
     const api = app.group('/api', serverTiming);
-    api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key')));
+    // each created book goes to the sockets of GET /api/books/live, on every worker
+    const created = (book: Book) => app.publish(NEW_BOOKS, book);
+    api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key'), created));
+    api.registerController(new LiveFeedController());
     api.use(catalogueModule(repo));
     // last: its shutdown hook closes the pool after the report job's scheduler has stopped
     app.use(databaseModule(db));

@@ -11,6 +11,7 @@ import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
+import { ReplicaTopics } from '../coordination/replica-topics.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -20,6 +21,7 @@ import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import { rateLimitCounter } from '../metrics/rate-limit-metrics.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
+import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
 import type { ConnectionSource } from './connection-source.ts';
@@ -44,6 +46,10 @@ import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
 import type { ShutdownHook } from './shutdown.ts';
 import { checkStartHook, type StartHook } from './start-hooks.ts';
+import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
+import { WebSocketHub } from './websocket-hub.ts';
+import { upgradeListener, webSocketHandler } from './websocket-route.ts';
+import { checkTopic } from './websocket-topic.ts';
 
 export type { AppRole } from './registrar.ts';
 
@@ -82,6 +88,8 @@ export interface AppOptions {
    * `coordination.url`); a cluster worker counts at its primary, for the whole cluster.
    */
   counterStore?: CounterStore;
+  /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
+  topics?: TopicTransport;
 }
 
 /**
@@ -135,6 +143,11 @@ export class App implements Registrar {
   /** What the rate-limited routes share; made with the first one (a service without limits has no store). */
   #limits: LimiterHost | undefined;
   readonly #counterStore: CounterStore | undefined;
+  /** The open WebSockets; made with the first websocket route. */
+  #hub: WebSocketHub | undefined;
+  readonly #topics: TopicTransport;
+  #publishes: ((topic: string) => void) | undefined;
+  #published = 0;
 
   constructor(config?: KConfig | AppConfig, options: AppOptions = {}) {
     const { plain, key } = splitRateLimitKey(config);
@@ -168,12 +181,22 @@ export class App implements Registrar {
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
     this.#handler = createRequestHandler(this.#pipelineHost());
+    // a standalone App with coordination.url reaches the other replicas itself; a cluster worker's go through its primary
+    const replicas =
+      options.topics === undefined && this.role === 'standalone' && this.config.coordination.url !== undefined
+        ? new ReplicaTopics(this.config, this.logger)
+        : undefined;
+    this.#topics = options.topics ?? replicas ?? localTopics();
+    this.#topics.open((topic, payload) => this.#hub?.deliver(topic, payload));
     this.#lifecycle = new Lifecycle({
       config: this.config,
       logger: this.logger,
       tracer: () => this.#tracer,
       role: this.role,
       handler: this.#handler,
+      upgrade: upgradeListener(this.#handler),
+      sockets: () => this.#hub?.idle() ?? Promise.resolve(),
+      replicas,
       inFlight: this.#inFlight,
       deadline: this.#deadline,
       drain: this.#drain,
@@ -254,6 +277,30 @@ export class App implements Registrar {
     this.#requestHooks.push(hook);
   }
 
+  /**
+   * Sends `data` to every WebSocket subscribed to `topic` (see `ctx.subscribe`): in a cluster, on
+   * every worker through the primary, and with `coordination.url` on every replica; a standalone App
+   * sends to its own sockets. A string is sent as a text message, a Buffer or typed array as a binary
+   * one, anything else as JSON. Delivery is at most once, in publish order per publisher; a payload
+   * larger than `websockets.maxMessageBytes` throws.
+   *
+   * @example
+   * app.publish('books', { id: book.id, title: book.title });
+   */
+  publish(topic: string, data: unknown): void {
+    checkTopic(topic);
+    const payload = toPayload(data);
+    const max = this.config.websockets.maxMessageBytes;
+    const bytes = payloadBytes(payload);
+    if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
+    if (this.config.metrics.enabled) {
+      this.#publishes ??= publishCounter(this.#registry, this.config.websockets.metricTopics);
+      this.#publishes(topic);
+    }
+    this.#published++;
+    this.#topics.publish(topic, payload);
+  }
+
   /** Maps errors before the default boundary turns them into problems (see `ErrorHandler`); one per App. */
   setErrorHandler(handler: ErrorHandler): void {
     checkHook(handler, 'setErrorHandler');
@@ -290,6 +337,14 @@ export class App implements Registrar {
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */
   get metricsPort(): number | undefined {
     return this.#lifecycle.metricsPort;
+  }
+
+  /**
+   * A number that moves with WebSocket traffic (sockets opened and closed, messages, publishes): a
+   * cluster worker pushes its metrics when it changed, as it does when requests start or end.
+   */
+  get socketActivity(): number {
+    return (this.#hub?.activity ?? 0) + this.#published;
   }
 
   /** Whether the last shutdown finished inside the budget with no failing hook. */
@@ -385,7 +440,22 @@ export class App implements Registrar {
       const where = `route ${String(route.method)} ${joinPath(prefix, String(route.path))}`;
       checkSecurity(route.security, this.config.docs.securitySchemes, where);
     }
-    this.#router.add(route, prefix, middlewares, hooks, registration);
+    let served = route;
+    if (typeof route === 'object' && route !== null && route.websocket !== undefined) {
+      const hub = this.#webSockets();
+      served = { ...route, handler: webSocketHandler(route, () => hub) };
+    }
+    this.#router.add(served, prefix, middlewares, hooks, registration);
+  }
+
+  /** The hub of this App's WebSockets, made (and its metrics registered) on first use. */
+  #webSockets(): WebSocketHub {
+    if (this.#hub !== undefined) return this.#hub;
+    const metrics = this.config.metrics.enabled ? webSocketMetrics(this.#registry) : undefined;
+    this.#hub = new WebSocketHub(this.config.websockets, this.logger, metrics);
+    this.#hub.watch(this.#drain.signal, this.#deadline.signal);
+    if (this.#lifecycle.state === 'closing' || this.#lifecycle.state === 'closed') this.#hub.drain();
+    return this.#hub;
   }
 
   #limiterHost(): LimiterHost {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptQueued } from '../utils/accept-queued.ts';
 
@@ -48,7 +49,16 @@ export class ConnectionTracker {
   constructor(
     server: Server,
     handler: (req: IncomingMessage, res: ServerResponse) => void,
-    { ownQueue = false, until }: { ownQueue?: boolean; until?: Promise<void> | undefined } = {},
+    {
+      ownQueue = false,
+      until,
+      upgrade,
+    }: {
+      ownQueue?: boolean;
+      until?: Promise<void> | undefined;
+      /** Upgrade requests: their connection leaves the tracker (a WebSocket's is the hub's, see websocket-hub.ts). */
+      upgrade?: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
+    } = {},
   ) {
     this.#server = server;
     this.#ownQueue = ownQueue;
@@ -62,6 +72,12 @@ export class ConnectionTracker {
       });
     });
     server.on('timeout', (socket: Socket) => this.#timedOut(socket));
+    if (upgrade !== undefined)
+      server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+        this.#sockets.delete(socket);
+        this.#awaited.get(socket)?.();
+        upgrade(req, socket, head);
+      });
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const socket = req.socket;
       const state = this.#sockets.get(socket);

@@ -8,6 +8,8 @@ import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
 import type { SseEvent, SseOptions } from './sse.ts';
 import { isStreamSource, type StreamSource } from './stream-reply.ts';
+import type { SocketTopics } from './websocket-hub.ts';
+import { checkTopic } from './websocket-topic.ts';
 
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {
@@ -23,12 +25,16 @@ export type Reply =
   | { kind: 'json'; value: unknown }
   | { kind: 'raw'; body: string | Buffer; type: string }
   | { kind: 'stream'; source: StreamSource; type: string }
-  | { kind: 'sse'; source: AsyncIterable<SseEvent>; options: SseOptions };
+  | { kind: 'sse'; source: AsyncIterable<SseEvent>; options: SseOptions }
+  /** A websocket route's handshake is done: the connection is the socket's, nothing is written. */
+  | { kind: 'upgraded' };
 
 /** Ends a request's route work (see {@link expireRequest}); set by the class below. */
 let expire: (ctx: Ctx, reason: Error) => void;
 /** Whether a request's route work was ended (see {@link isExpired}); set by the class below. */
 let expired: (ctx: Ctx) => boolean;
+/** Gives a websocket route's ctx its socket's topics (see {@link attachSocket}); set by the class below. */
+let attach: (ctx: Ctx, topics: SocketTopics) => void;
 
 /**
  * What middlewares leave in `ctx.state` for the handlers, in every route: empty
@@ -99,10 +105,15 @@ export class Ctx<
   #abort: AbortController | undefined;
   /** Why the route work was ended early (a `TimeoutError`), once it was. */
   #expired: Error | undefined;
+  /** A websocket route's socket, once open: what `subscribe` acts on. */
+  #topics: SocketTopics | undefined;
 
   static {
     expire = (ctx, reason) => ctx.#expire(reason);
     expired = (ctx) => ctx.#expired !== undefined;
+    attach = (ctx, topics) => {
+      ctx.#topics = topics;
+    };
   }
 
   constructor(scope: CtxScope, req: IncomingMessage, res: ServerResponse, requestId: string, path: string) {
@@ -192,6 +203,26 @@ export class Ctx<
     this.reply = { kind: 'sse', source, options };
   }
 
+  /**
+   * Subscribes a websocket route's socket to `topic`: it receives what `app.publish(topic, data)`
+   * sends, from any worker of the cluster, its primary and (with `coordination.url`) any replica,
+   * until it closes or `ctx.unsubscribe(topic)`. Only in the route's `websocket` function (and later,
+   * while the socket is open).
+   *
+   * @example
+   * websocket: (socket, ctx) => { ctx.subscribe(`room:${ctx.params.room}`); }
+   */
+  subscribe(topic: string): void {
+    if (this.#topics === undefined) throw createError('FLO_ERR_NOT_A_WEBSOCKET', { method: 'ctx.subscribe()' });
+    this.#topics.subscribe(checkTopic(topic));
+  }
+
+  /** Stops what {@link subscribe} started for `topic`. */
+  unsubscribe(topic: string): void {
+    if (this.#topics === undefined) throw createError('FLO_ERR_NOT_A_WEBSOCKET', { method: 'ctx.unsubscribe()' });
+    this.#topics.unsubscribe(checkTopic(topic));
+  }
+
   /** The `Last-Event-ID` header: the id of the last event an event-stream client saw before it reconnected. */
   get lastEventId(): string | undefined {
     const id = this.req.headers['last-event-id'];
@@ -252,6 +283,17 @@ export class Ctx<
  */
 export function expireRequest(ctx: Ctx, reason: Error): void {
   expire(ctx, reason);
+}
+
+/**
+ * Gives a websocket route's `ctx` its open socket's topics: `ctx.subscribe` works from then on. Not
+ * part of the public API.
+ *
+ * @example
+ * attachSocket(ctx, { subscribe, unsubscribe });
+ */
+export function attachSocket(ctx: Ctx, topics: SocketTopics): void {
+  attach(ctx, topics);
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { WebSocket } from 'ws';
 import type { Ctx, RequestState } from './ctx.ts';
 import { type PageOf, paginated as paginatedRoute } from './pagination.ts';
 import type { Middleware, Route } from './route.ts';
@@ -196,13 +197,16 @@ export interface RouteDefinition<
   M extends readonly Middleware<object>[] = [],
   P extends TypeProvider = JsonSchemaToTs,
   Reply = SuccessReply<S, P>,
-> extends Omit<Route, 'path' | 'schema' | 'middlewares' | 'handler'> {
+> extends Omit<Route, 'path' | 'schema' | 'middlewares' | 'handler' | 'websocket'> {
   path: Path;
   schema?: S;
   /** Middlewares run after the group's, innermost last; a `Middleware<S>` adds `S` to this route's `ctx.state`. */
   middlewares?: M;
   // `Ctx<…>` spelled out rather than `RouteCtx<…>`: messages then show the types, not the schemas
-  handler(ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>): HandlerResult<Reply>;
+  // optional only on a `websocket` route (see `Route.handler`)
+  handler?(ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>): HandlerResult<Reply>;
+  /** Makes this `GET` route a WebSocket endpoint (see `Route.websocket`), its `ctx` typed like the handler's. */
+  websocket?(socket: WebSocket, ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, unknown, StateOf<M>>): void | Promise<void>;
 }
 
 /**

@@ -189,6 +189,10 @@ export class Group implements Registrar {
     this.#root.registerScheduler(scheduler);
   }
 
+  publish(topic: string, data: unknown): void {
+    this.#root.publish(topic, data);
+  }
+
   onShutdown(hook: ShutdownHook): void {
     this.#root.onShutdown(hook);
   }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -24,6 +25,12 @@ export interface LifecycleParts {
   /** Where the setup runs, for the "listening" log line. */
   role: string;
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** The server's `upgrade` listener: upgrade requests through the same pipeline (src/app/websocket-route.ts). */
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
+  sockets: () => Promise<void>;
+  /** Publishes to and from the other replicas (a standalone App with `coordination.url`): opened by `listen`, closed after the hooks. */
+  replicas?: { start(): Promise<void>; close(): Promise<void> } | undefined;
   inFlight: InFlight;
   deadline: AbortController;
   /** Aborted when draining starts: long-lived responses (event streams) end then, before the hooks run. */
@@ -119,7 +126,11 @@ export class Lifecycle {
       const { source, reusePort } = this.#parts;
       const server = createHttpServer(config);
       this.#server = server;
-      this.#connections = new ConnectionTracker(server, this.#parts.handler, { ownQueue: reusePort, until: source?.ended });
+      this.#connections = new ConnectionTracker(server, this.#parts.handler, {
+        ownQueue: reusePort,
+        until: source?.ended,
+        upgrade: this.#parts.upgrade,
+      });
       const address = source === undefined ? await listen(server, config.port, config.host, { reusePort }) : serve(server, source, this);
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
@@ -134,6 +145,7 @@ export class Lifecycle {
       }
       const env = { logger, registry: this.#parts.registry, tracer: this.#parts.tracer() };
       this.#running = await startSchedulers(this.#parts.schedulers, env, config);
+      await this.#parts.replicas?.start();
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
       logger.info({ address, role: this.#parts.role }, `${config.serviceName} listening`);
@@ -171,16 +183,19 @@ export class Lifecycle {
       server: this.#server,
       connections: this.#connections,
       inFlight: this.#parts.inFlight,
+      sockets: this.#parts.sockets,
       hooks: this.#parts.hooks,
       deadline: this.#parts.deadline,
       budgetMs,
       drainDelayMs: stayReady ? 0 : config.shutdown.drainDelayMs,
       startDraining: () => {
         this.#draining = !stayReady;
-        // a retiring worker's event streams end too: their clients reconnect to the processes that stay
+        // a retiring worker's event streams end too, and its WebSockets close with 1001: their clients
+        // reconnect to the processes that stay
         this.#parts.drain.abort();
       },
     });
+    await this.#parts.replicas?.close().catch((err: unknown) => logger.warn({ err }, 'closing the topics coordinator failed'));
     this.#parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();

@@ -235,6 +235,11 @@ const mapped = new WeakSet<Ctx>();
  * whatever was thrown.
  */
 function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
+  // the connection is a WebSocket's now (a middleware threw on its way out): nothing can be answered
+  if (ctx.reply.kind === 'upgraded') {
+    logError(ctx, error, 'request failed after its upgrade');
+    return;
+  }
   // a stream or an event source the handler chose will not be sent now: close it (a file, a cursor, a subscription)
   discardReply(ctx.reply);
   if (clientGone(ctx.res) && abortedByClient(error)) {

@@ -46,4 +46,10 @@ export interface Registrar {
   beforeServe(hook: StartHook): void;
   /** Adds an `onRequest` hook: App-wide, or for the routes of a group (those added before and after it). */
   onRequest(hook: RequestHook): void;
+  /**
+   * Sends `data` to every WebSocket subscribed to `topic` (`ctx.subscribe`): on every worker of the
+   * cluster and, with `coordination.url`, every replica. A string goes as a text message, bytes as a
+   * binary one, anything else as JSON. At most once, in publish order per publisher.
+   */
+  publish(topic: string, data: unknown): void;
 }

@@ -30,6 +30,7 @@ const streamed = new WeakMap<Ctx, { bytes: number }>();
  */
 export function writeReply(host: ReplyHost, ctx: Ctx, onLateError: (error: unknown) => void): void | Promise<void> {
   const { res, reply } = ctx;
+  if (reply.kind === 'upgraded') return;
   let body: string | Buffer = '';
   let type = '';
   if (reply.kind === 'json') {

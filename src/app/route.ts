@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { WebSocket } from 'ws';
 import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from './body.ts';
 import type { Ctx, RequestState } from './ctx.ts';
@@ -111,7 +112,23 @@ export interface Route {
   method: HttpMethod;
   path: string;
   // a method: the typed handlers of `defineRoute` routes (a narrower `ctx`) are routes too
-  handler(ctx: Ctx): unknown;
+  // (optional only on a `websocket` route, whose plain GETs are answered 426 without one)
+  handler?(ctx: Ctx): unknown;
+  /**
+   * Makes this `GET` route a WebSocket endpoint: an upgrade request goes through the route's
+   * `onRequest` hooks, params and query validation and middlewares (a hook's 401 answers it, and no
+   * upgrade happens), then the handshake completes and this runs with the open socket (a `ws`
+   * WebSocket) and the request's `ctx`, which stays valid for the socket's life (its
+   * `context().signal` aborts when the socket closes). `ctx.subscribe(topic)` subscribes the socket
+   * to what `app.publish(topic, data)` sends. A plain `GET` runs `handler`, or is answered 426
+   * without one. A throw or a rejection closes the socket with 1011.
+   *
+   * @example
+   * { method: 'GET', path: '/feed', websocket: (socket, ctx) => { ctx.subscribe('books'); socket.on('message', (m) => …) } }
+   */
+  websocket?(socket: WebSocket, ctx: Ctx): void | Promise<void>;
+  /** The subprotocols a `websocket` route speaks (`Sec-WebSocket-Protocol`): the first the client offers is selected; an offer of none of them is answered 400. */
+  protocols?: string[];
   schema?: RouteSchema;
   /** Middlewares run after the group's, innermost last. */
   middlewares?: readonly Middleware[];

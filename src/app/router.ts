@@ -98,7 +98,7 @@ export class Router {
     checkRoute(full);
     const validator = compileValidator(full);
     const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
-    const handler = full.method === 'GET' || full.method === 'HEAD' ? route.handler : withBody(route, validator, bodyLimit);
+    const handler = full.method === 'GET' || full.method === 'HEAD' ? (route.handler as Handler) : withBody(route, validator, bodyLimit);
     const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
     const serializer = compileSerializer(full);
     const key = `${full.method} ${full.path}`;
@@ -161,7 +161,7 @@ export class Router {
  * from: the handler does not run (`ClientGoneError`, which the pipeline answers with nothing).
  */
 function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
-  const handler = route.handler;
+  const handler = route.handler as Handler;
   const kind = route.body ?? 'json';
   if (kind === 'json')
     return async (ctx) => {

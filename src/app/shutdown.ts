@@ -16,6 +16,8 @@ export interface ShutdownPlan {
   readonly server: Server | undefined;
   readonly connections: ConnectionTracker | undefined;
   readonly inFlight: InFlight;
+  /** Resolves once no WebSocket is open (they were told to go when draining started). */
+  readonly sockets?: () => Promise<void>;
   readonly hooks: readonly ShutdownHook[];
   /** Aborted by this sequence when the budget is spent; shared with requests and hooks. */
   readonly deadline: AbortController;
@@ -27,8 +29,8 @@ export interface ShutdownPlan {
 
 /**
  * The worker-side shutdown sequence (ARCHITECTURE.md, "SIGTERM's path"), one phase after the other:
- * drain → close the listener and idle keep-alive connections → let in-flight
- * requests finish → run the hooks in registration order → flush the registered
+ * drain (event streams end, WebSockets are closed with 1001) → close the listener and idle keep-alive
+ * connections → let in-flight requests and the WebSockets' closing handshakes finish → run the hooks in registration order → flush the registered
  * tracer provider (when it can) → destroy what is left.
  * Everything shares one deadline, `budgetMs` after the start.
  * Resolves with `true` when every phase completed in time and no hook failed.
@@ -51,7 +53,7 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
   const drained = plan.connections?.drain(FRESH_CONNECTION_GRACE_MS) ?? Promise.resolve();
 
   phase('finish-in-flight', { inFlight: inFlight.count });
-  await untilDeadline(Promise.all([drained, inFlight.idle()]));
+  await untilDeadline(Promise.all([drained, inFlight.idle(), plan.sockets?.()]));
   server?.close();
 
   for (const [index, hook] of plan.hooks.entries()) {

@@ -208,6 +208,46 @@ export const CONFIG_SCHEMA = object(
         }),
       },
     ),
+    websockets: object(
+      {
+        default: present,
+        description: "WebSocket routes (a route's `websocket` option) and `app.publish`: limits per socket and per process.",
+      },
+      {
+        maxMessageBytes: int(1, 67_108_864, {
+          default: 1_048_576,
+          description:
+            'The largest message a client may send, and the largest `app.publish` payload, in bytes: a larger incoming message closes its socket with 1009 (message too big); a larger publish throws.',
+        }),
+        maxConnections: int(0, 1_000_000, {
+          default: 10_000,
+          description: 'Open sockets per process (each worker); an upgrade beyond it is answered 503 (`TOO_MANY_WEBSOCKETS`).',
+        }),
+        pingIntervalMs: ms(0, 3_600_000, {
+          default: 30_000,
+          description:
+            'Every socket is pinged this often; one that has not answered the previous ping (a dead peer) is terminated. `0` turns the keepalive off.',
+        }),
+        maxBufferedBytes: int(1_024, 1_073_741_824, {
+          default: 1_048_576,
+          description:
+            "A socket whose unsent data exceeds this many bytes (a slow consumer) is closed with 1013 (try again later) instead of growing the process's memory.",
+        }),
+        metricTopics: strings(
+          { type: 'string', minLength: 1, maxLength: 256 },
+          {
+            default: [],
+            description:
+              'Topics counted under their own name in `flotilla_websocket_publishes_total{topic}`; every other topic is counted as `other`, so that the number of series stays bounded whatever topics clients make up.',
+          },
+        ),
+        closeTimeoutMs: ms(1, 60_000, {
+          default: 1_000,
+          description:
+            "A socket closed by the server (the drain's 1001, a slow consumer's 1013) that has not finished the closing handshake after this long is terminated; never later than the shutdown's deadline.",
+        }),
+      },
+    ),
     logging: object(
       { default: present, description: 'Logging: JSON lines on stdout (pino).' },
       {

@@ -52,6 +52,8 @@ export interface I18nConfig extends Inner<KConfig, 'i18n'> {}
 export interface ClusterConfig extends Inner<KConfig, 'cluster'> {}
 /** Schedulers across replicas (`coordination`); see `CONFIG_SCHEMA.properties.coordination`. */
 export interface CoordinationConfig extends Inner<KConfig, 'coordination'> {}
+/** WebSocket limits (`websockets`); see `CONFIG_SCHEMA.properties.websockets`. */
+export interface WebSocketsConfig extends Inner<KConfig, 'websockets'> {}
 
 /** Readonly, and the objects one level down too (a resolved config is deeply frozen at run time). */
 type ReadonlyTwoLevels<T> = { readonly [K in keyof T]: T[K] extends readonly unknown[] ? T[K] : Readonly<T[K]> };

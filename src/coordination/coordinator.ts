@@ -29,6 +29,14 @@ export interface Coordinator {
   hit(key: string, windowMs: number): Promise<WindowCount>;
   /** One exchange with the coordinator, to follow its reachability while nothing else is asked. */
   ping(): Promise<void>;
+  /**
+   * Sends `message` to every replica that `listen`s (this one included): `app.publish` across
+   * replicas. At most once: a message sent while the coordinator is unreachable is lost (rejects).
+   * Each replica's messages arrive in the order it sent them.
+   */
+  broadcast(message: string): Promise<void>;
+  /** Calls `onMessage` with every replica's broadcasts from now on; resolves once listening (or after the first attempt, retrying after). */
+  listen(onMessage: (message: string) => void): Promise<void>;
   /** Closes the connections. */
   close(): Promise<void>;
 }

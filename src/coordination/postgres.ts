@@ -1,6 +1,7 @@
 import type { Client, ClientConfig, Pool } from 'pg';
 import { ClockSkewError, type Coordinator, type CoordinatorOptions, describeError, fireTimeOf, type LeaseAttempt } from './coordinator.ts';
 import { importClient } from './import-client.ts';
+import { MESSAGES_SCHEMA, postgresTopics } from './postgres-topics.ts';
 
 /**
  * The tables, created when missing (under a transaction-scoped advisory lock, so that replicas
@@ -22,7 +23,7 @@ CREATE TABLE IF NOT EXISTS flotilla_leases (
   token bigint NOT NULL,
   holder text NOT NULL,
   acquired_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);`;
+);${MESSAGES_SCHEMA}`;
 
 /**
  * A fire's claim: the insert of its row, only while the server's clock is within $5 ms of the
@@ -202,6 +203,7 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
 
   // the first connection (and the tables) before the schedulers start, `timeoutMs` at most; fires are skipped until then
   await tracked(ensureSchema).catch(() => {});
+  const topics = postgresTopics(pg, config, o, pool, ensureSchema);
 
   return {
     backend: 'postgres',
@@ -258,8 +260,11 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
     async ping() {
       await tracked(() => pool.query('SELECT 1'));
     },
+    broadcast: (message) => tracked(() => topics.broadcast(message)),
+    listen: (onMessage) => topics.listen(onMessage),
     async close() {
       o.link.close();
+      await topics.close();
       await endSession();
       await pool.end().catch(() => {});
     },

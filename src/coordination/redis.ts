@@ -96,6 +96,8 @@ export async function redisCoordinator(o: CoordinatorOptions): Promise<Coordinat
 
   const prefix = `flotilla:{${o.service}}`;
   const lease = `${prefix}:lease`;
+  const channel = `${prefix}:topics`;
+  let subscriber: RedisClientType | undefined;
   const run = async (s: Script, keys: string[], args: string[]): Promise<unknown> => {
     try {
       const reply = await client.evalSha(s.sha, { keys, arguments: args }).catch((error: unknown) => {
@@ -141,9 +143,20 @@ export async function redisCoordinator(o: CoordinatorOptions): Promise<Coordinat
         throw error;
       }
     },
+    async broadcast(message) {
+      await client.publish(channel, message);
+    },
+    async listen(onMessage) {
+      // a connection of its own: a subscribed connection runs no other command; node-redis subscribes again after a reconnection
+      subscriber ??= client.duplicate();
+      subscriber.on('error', (error: unknown) => o.logger.debug({ err: error }, 'topic subscription connection error'));
+      await subscriber.connect().catch((error: unknown) => o.link.down(error));
+      await subscriber.subscribe(channel, (message: string) => onMessage(message)).catch((error: unknown) => o.link.down(error));
+    },
     async close() {
       o.link.close();
       client.destroy();
+      subscriber?.destroy();
     },
   };
 }

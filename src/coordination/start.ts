@@ -40,25 +40,11 @@ export async function startSchedulers(
     return { stop: async (scheduler, signal) => scheduler.stop(signal) };
   }
 
-  const { leaseTtlMs, leaseRenewMs, maxClockSkewMs, timeoutMs } = config.coordination;
-  const backend = /^rediss?:/.test(url) ? 'redis' : 'postgres';
+  const { leaseTtlMs, leaseRenewMs, maxClockSkewMs } = config.coordination;
+  const backend = backendOf(url);
   const logger = env.logger.child({ component: 'coordination', backend });
   const metrics = coordinationMetrics(env.registry, backend);
-  const holder = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
-  const options: CoordinatorOptions = {
-    url,
-    service: config.serviceName,
-    holder,
-    timeoutMs,
-    leaseTtlMs,
-    leaseRenewMs,
-    logger,
-    link: new Link(logger, (connected) => metrics.connected.set({ backend }, connected)),
-  };
-  const coordinator: Coordinator =
-    backend === 'redis'
-      ? await (await import('./redis.ts')).redisCoordinator(options)
-      : await (await import('./postgres.ts')).postgresCoordinator(options);
+  const { coordinator, holder } = await openCoordinator(config, logger, (connected) => metrics.connected.set({ backend }, connected));
 
   const fires: FireCoordinator = {
     backend,
@@ -130,4 +116,43 @@ function jobOf(key: string): string {
   } catch {
     return 'unknown';
   }
+}
+
+/** `redis` for `redis://` and `rediss://` URLs, else `postgres`. */
+function backendOf(url: string): 'redis' | 'postgres' {
+  return /^rediss?:/.test(url) ? 'redis' : 'postgres';
+}
+
+/**
+ * Opens the coordinator of `coordination.url` (its client package imported only then), as this
+ * replica: its name (`holder`) is the host, the pid and a random part. The schedulers' (above) and the
+ * primary's topic relay (`src/primary/topic-relay.ts`) each open their own.
+ *
+ * @example
+ * const { coordinator } = await openCoordinator(config, logger, () => {});
+ * await coordinator.listen((message) => relay.received(message));
+ */
+export async function openCoordinator(
+  config: ResolvedConfig,
+  logger: import('pino').Logger,
+  connected: (value: 0 | 1) => void,
+): Promise<{ coordinator: Coordinator; holder: string }> {
+  const url = config.coordination.url ?? '';
+  const { leaseTtlMs, leaseRenewMs, timeoutMs } = config.coordination;
+  const holder = `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
+  const options: CoordinatorOptions = {
+    url,
+    service: config.serviceName,
+    holder,
+    timeoutMs,
+    leaseTtlMs,
+    leaseRenewMs,
+    logger,
+    link: new Link(logger, connected),
+  };
+  const coordinator =
+    backendOf(url) === 'redis'
+      ? await (await import('./redis.ts')).redisCoordinator(options)
+      : await (await import('./postgres.ts')).postgresCoordinator(options);
+  return { coordinator, holder };
 }

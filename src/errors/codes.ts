@@ -10,6 +10,8 @@ export const ERROR_CODES = {
   MALFORMED_JSON: { status: 400, title: 'Malformed JSON' },
   FORBIDDEN_KEY: { status: 400, title: 'Forbidden Key' },
   BAD_URL: { status: 400, title: 'Bad URL' },
+  BAD_UPGRADE: { status: 400, title: 'Bad Upgrade Request' },
+  UNSUPPORTED_SUBPROTOCOL: { status: 400, title: 'Unsupported Subprotocol' },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
   NOT_FOUND: { status: 404, title: 'Not Found' },
@@ -18,6 +20,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  UPGRADE_REQUIRED: { status: 426, title: 'Upgrade Required' },
   URI_TOO_LONG: { status: 414, title: 'URI Too Long' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
@@ -29,6 +32,7 @@ export const ERROR_CODES = {
   UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
   OVERLOADED: { status: 503, title: 'Service Unavailable' },
   HANDLER_TIMEOUT: { status: 503, title: 'Service Unavailable' },
+  TOO_MANY_WEBSOCKETS: { status: 503, title: 'Service Unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

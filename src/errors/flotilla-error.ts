@@ -44,6 +44,13 @@ export const FLOTILLA_ERRORS = {
   // handlers and middlewares at request time
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
   FLO_ERR_NEXT_TWICE: { base: Error, message: 'next() called more than once' },
+  FLO_ERR_NOT_A_WEBSOCKET: { base: Error, message: '{method} is for the ctx of a websocket route, once its socket is open' },
+  // topics
+  FLO_ERR_BAD_TOPIC: { base: TypeError, message: 'a topic must be a string of 1 to {max} characters, got {got}' },
+  FLO_ERR_PUBLISH_TOO_LARGE: {
+    base: RangeError,
+    message: 'publish to {topic}: {bytes} bytes exceed websockets.maxMessageBytes ({max})',
+  },
   // the App
   FLO_ERR_BAD_HOOK: { base: TypeError, message: '{owner} expects a function, got {got}' },
   FLO_ERR_BAD_HEALTH_CHECKER: { base: TypeError, message: 'a health checker needs a non-empty name and a check(signal) function' },

@@ -11,10 +11,12 @@
  * 2: workers push metric snapshots (`flotilla:metrics`) instead of answering
  * requests; heartbeats (`flotilla:ping`/`flotilla:pong`); `flotilla:boot-failed`.
  * 3: the primary hands connections over itself (`flotilla:connection`, `flotilla:handoff-ack`,
- * `flotilla:handoff-end`) instead of node:cluster's round robin; rate limits are counted by the
- * primary (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
+ * `flotilla:handoff-end`) instead of node:cluster's round robin.
+ * 4: topics: `flotilla:publish` (a worker's or the service thread's `app.publish`) and
+ * `flotilla:deliver` (the primary hands it to every worker); rate limits counted by the primary
+ * (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -34,6 +36,10 @@ export const MAX_RATE_BATCH = 1024;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
+/** Longest topic (what `app.publish` accepts). */
+export const MAX_TOPIC_LENGTH = 256;
+/** Longest published `data`: the largest `websockets.maxMessageBytes` (64 MiB), in base64 when binary. */
+export const MAX_PUBLISH_CHARS = Math.ceil(67_108_864 / 3) * 4;
 
 import { isRecord } from '../utils/is-record.ts';
 import { isMetricFamily, type MetricFamily } from './metric-family.ts';
@@ -177,6 +183,27 @@ export interface HandoffEndMessage {
 }
 
 /**
+ * Worker or service thread → primary: `app.publish(topic, data)`; the primary hands it to every worker
+ * (the publisher included) and, with `coordination.url`, to the other replicas. `binary`: `data` is
+ * base64 of bytes, sent as a binary message; otherwise text.
+ */
+export interface PublishMessage {
+  v: V;
+  type: 'flotilla:publish';
+  topic: string;
+  data: string;
+  binary: boolean;
+}
+/** Primary → worker: a published message, for the worker's sockets subscribed to `topic` (fields as in {@link PublishMessage}). */
+export interface DeliverMessage {
+  v: V;
+  type: 'flotilla:deliver';
+  topic: string;
+  data: string;
+  binary: boolean;
+}
+
+/**
  * Service thread → primary: the service registered no scheduler and no shutdown hook for the primary,
  * so its thread has nothing to do and ends (its isolate's memory is returned); not a failure.
  */
@@ -234,8 +261,15 @@ export type WorkerMessage =
   | FirstRequestMessage
   | ServiceIdleMessage
   | ServiceReadyMessage
+  | PublishMessage
   | RateLimitHitsMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | RateLimitCountsMessage;
+export type PrimaryMessage =
+  | ShutdownMessage
+  | PingMessage
+  | ConnectionMessage
+  | HandoffEndMessage
+  | DeliverMessage
+  | RateLimitCountsMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -299,6 +333,20 @@ export const msg = {
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
   serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
+  publish: (topic: string, data: string, binary: boolean): PublishMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:publish',
+    topic,
+    data,
+    binary,
+  }),
+  deliver: (topic: string, data: string, binary: boolean): DeliverMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:deliver',
+    topic,
+    data,
+    binary,
+  }),
   rateLimitHits: (hits: RateLimitHit[]): RateLimitHitsMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:rate-limit-hits', hits }),
   rateLimitCounts: (counts: RateLimitCount[]): RateLimitCountsMessage => ({
     v: PROTOCOL_VERSION,
@@ -384,6 +432,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:service-idle': {},
   'flotilla:service-ready': {},
   'flotilla:first-request': { pid },
+  'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-hits': { hits },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
@@ -391,6 +440,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
+  'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-counts': { counts },
 };
 

@@ -1,12 +1,16 @@
 import type { Worker } from 'node:cluster';
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { ownSockets } from '../cluster/balancing.ts';
 import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import type { Coordinator } from '../coordination/coordinator.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
+import { openCoordinator } from '../coordination/start.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
@@ -20,6 +24,7 @@ import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.t
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
+import { TopicRelay } from './topic-relay.ts';
 import { workerPort } from './worker-port.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
 
@@ -79,6 +84,10 @@ export class Primary {
   #port: number;
   /** The rate-limit counts of every worker (their store opened on the first hit). */
   readonly #counts = new ClusterCounts(() => openCounterStore(this.#config, this.#o.logger.child({ component: 'rate-limit' })));
+  /** `app.publish` of the workers and the service thread, to every worker (and replica). */
+  readonly #topics: TopicRelay;
+  /** The coordinator publishes cross replicas through (`coordination.url`). */
+  #replicas: Coordinator | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
@@ -136,6 +145,7 @@ export class Primary {
         else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
+        else if (message.type === 'flotilla:publish') this.#topics.published(message);
       },
       onFork: (worker) => this.#exposition.join(keyOf(worker)),
       onExit: (worker) => {
@@ -145,6 +155,7 @@ export class Primary {
       onUp: (worker) => this.#distributor?.add(worker),
       onRetire: (worker) => this.#distributor?.retire(worker),
     });
+    this.#topics = new TopicRelay(() => this.#supervisor.liveWorkers, logger, replicaName());
   }
 
   /** The port of the cluster's metrics endpoint once it listens. */
@@ -205,6 +216,8 @@ export class Primary {
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
+      if (config.coordination.url !== undefined && this.#shutdown === undefined)
+        this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
       // the service thread first, and the workers once it is ready: whatever the service's primary part
       // must do before anything is served (`app.beforeServe`) is done when the first worker listens
       if (this.#shutdown === undefined) this.#startServiceThread();
@@ -212,6 +225,20 @@ export class Primary {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
       void this.shutdown('primary start failure', 1);
     }
+  }
+
+  /**
+   * With `coordination.url`: publishes go to the other replicas, theirs come here (a coordinator of the
+   * main thread's own: the service thread's lives and dies with its schedulers). Closed at the shutdown.
+   */
+  async #connectReplicas(): Promise<void> {
+    const { config, logger } = this.#o;
+    const child = logger.child({ component: 'topics' });
+    const { coordinator } = await openCoordinator(config, child, () => {});
+    this.#replicas = coordinator;
+    await coordinator.listen((message) => this.#topics.received(message));
+    this.#topics.connect(coordinator);
+    child.info('publishes reach the other replicas through the coordinator');
   }
 
   /** The primary's part of the service, in a thread of its own, on the current config. */
@@ -233,6 +260,7 @@ export class Primary {
       onReady: () => this.#forkWorkers(),
       onBootFailed: (message) => this.#bootFailed(message),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
+      onPublish: (message) => this.#topics.published(message),
     });
     this.#host.start();
   }
@@ -326,6 +354,7 @@ export class Primary {
       this.#metricsServer?.close();
       this.#metricsServer?.closeAllConnections();
       await this.#counts.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the rate-limit store failed'));
+      await this.#replicas?.close().catch(() => {});
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();
     return this.#shutdown;
@@ -358,4 +387,9 @@ export class Primary {
  */
 function keyOf(worker: Worker): string {
   return String(worker.id);
+}
+
+/** This replica's name among the others (host, pid and a random part), as the coordinator's holders are named. */
+function replicaName(): string {
+  return `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`;
 }

@@ -1,6 +1,6 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg } from '../ipc/protocol.ts';
+import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PublishMessage } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 
@@ -30,6 +30,8 @@ export interface ServiceHostOptions {
   onBootFailed?(message: BootFailedMessage): void;
   /** The thread keeps failing early: the primary gives up. */
   onCrashLoop(): void;
+  /** The service's primary part published (`app.publish` in a cron job, say). */
+  onPublish?(message: PublishMessage): void;
 }
 
 /**
@@ -131,6 +133,7 @@ export class ServiceHost {
         this.#o.onMetrics(generation, message.metrics);
       } else if (message.type === 'flotilla:shutdown-complete') this.#clean &&= message.ok;
       else if (message.type === 'flotilla:service-ready') this.#o.onReady?.(generation);
+      else if (message.type === 'flotilla:publish') this.#o.onPublish?.(message);
       else if (message.type === 'flotilla:boot-failed') {
         this.#bootFailed = true;
         this.#o.onBootFailed?.(message);

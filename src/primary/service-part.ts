@@ -10,10 +10,13 @@ import type { Registrar } from '../app/registrar.ts';
 import type { Controller, ErrorHandler, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import { checkStartHook, runStartHooks, type StartHook } from '../app/start-hooks.ts';
+import { payloadBytes, type TopicPayload, toPayload } from '../app/topic-transport.ts';
+import { checkTopic } from '../app/websocket-topic.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
+import { publishCounter } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 
 /**
@@ -53,7 +56,16 @@ export class ServicePart implements Registrar {
   #started: Promise<void> | undefined;
   #clean = true;
 
-  constructor(config: ResolvedConfig, logBindings: Record<string, unknown> = {}) {
+  readonly #publish: (topic: string, payload: TopicPayload) => void;
+  #publishes: ((topic: string) => void) | undefined;
+
+  /** `publish`: where `app.publish` sends (the service thread posts it to the primary, which hands it to the workers). */
+  constructor(
+    config: ResolvedConfig,
+    logBindings: Record<string, unknown> = {},
+    publish: (topic: string, payload: TopicPayload) => void = () => {},
+  ) {
+    this.#publish = publish;
     this.config = config;
     this.logger = createLogger(config, undefined, logBindings);
     this.#tracer = new GlobalTracer(config.serviceName);
@@ -84,6 +96,20 @@ export class ServicePart implements Registrar {
   }
 
   registerHealthChecker(_checker: HealthChecker): void {}
+
+  /** To every worker's sockets subscribed to `topic` (and every replica's, with `coordination.url`): see `App.publish`. */
+  publish(topic: string, data: unknown): void {
+    checkTopic(topic);
+    const payload = toPayload(data);
+    const max = this.config.websockets.maxMessageBytes;
+    const bytes = payloadBytes(payload);
+    if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
+    if (this.config.metrics.enabled) {
+      this.#publishes ??= publishCounter(this.registry, this.config.websockets.metricTopics);
+      this.#publishes(topic);
+    }
+    this.#publish(topic, payload);
+  }
 
   /** No request reaches the primary: its hooks and handlers are dropped, like its routes. */
   onRequest(_hook: RequestHook): void {}

@@ -19,6 +19,7 @@ import { ConfigError } from '../config/config-error.ts';
 import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
+import { encodePayload } from '../ipc/payload.ts';
 import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { ServicePart } from './service-part.ts';
@@ -50,9 +51,13 @@ try {
 } catch (error) {
   bootFailed('service', (error as Error).message);
 }
-const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' });
-const vitals = new Vitals();
 const post = (message: WorkerMessage) => port.postMessage(message);
+// a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
+const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' }, (topic, payload) => {
+  const { data, binary } = encodePayload(payload);
+  post(msg.publish(topic, data, binary));
+});
+const vitals = new Vitals();
 
 /** The shutdown began: a `beforeServe` hook it aborted is no failure of the thread. */
 let closing = false;

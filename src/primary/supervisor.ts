@@ -34,6 +34,8 @@ export class Supervisor {
   /** Graceful changes run one at a time (rolling restart, recycling, resizing): the last one asked for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #restarting = true;
+  /** `start()` forked the first workers: until then a replacement or a resize forks nothing (start forks on the config current then). */
+  #started = false;
   #announced = false;
   #allExited = Promise.withResolvers<void>();
   /** Workers that exited during shutdown with a non-zero code or by a signal. */
@@ -57,6 +59,7 @@ export class Supervisor {
   }
 
   start(): void {
+    this.#started = true;
     // kernel: on Linux the workers' app listeners are their own SO_REUSEPORT sockets (`ownSockets`) and never
     // reach node:cluster; SCHED_NONE shares any other listener (and the app's elsewhere) instead of round robin
     cluster.schedulingPolicy = this.#o.balancing === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
@@ -137,6 +140,8 @@ export class Supervisor {
   async #replace(index: number): Promise<boolean> {
     const slot = this.#slots[index];
     if (slot === undefined || !this.#restarting) return false;
+    // a reload before the first workers were forked: they will start on the new config
+    if (!this.#started) return true;
     const old = slot.worker;
     const fresh = this.#spawn(slot);
     if (fresh === undefined) return false;
@@ -164,6 +169,7 @@ export class Supervisor {
     const { added, removed } = resizeSlots(this.#slots, count);
     this.#o.metrics.workersDesired.set(count);
     for (const slot of removed) this.#o.metrics.forgetWorker(slot.index);
+    if (!this.#started) return;
     for (const slot of added) this.#fork(slot);
     const settled = [
       ...removed.map((slot) => (slot.worker === undefined ? undefined : this.#retire(slot.worker))),

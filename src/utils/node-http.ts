@@ -13,4 +13,4 @@ import { createRequire } from 'node:module';
  */
 const http = createRequire(import.meta.url)('node:http') as typeof import('node:http');
 
-export const { createServer, STATUS_CODES } = http;
+export const { createServer, STATUS_CODES, ServerResponse } = http;

@@ -12,6 +12,7 @@ import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMe
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
+import { IpcTopics } from './ipc-topics.ts';
 import { PrimaryCounterStore } from './rate-limit-client.ts';
 import { startWatchdog } from './watchdog.ts';
 
@@ -26,8 +27,6 @@ import { startWatchdog } from './watchdog.ts';
  * hooks never run twice. A watchdog thread ends the worker if the primary is
  * gone while the main thread is stuck.
  */
-/** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
-const RATE_LIMIT_MARGIN_MS = 500;
 const start = decodeWorkerStart(process.env[WORKER_ENV]);
 // the config holds the service's settings and the coordinator's URL: not for the child processes a service spawns
 delete process.env[WORKER_ENV];
@@ -38,6 +37,8 @@ const handed =
   config.cluster.balancing === 'primary'
     ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
     : undefined;
+/** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
+const RATE_LIMIT_MARGIN_MS = 500;
 // rate limits are counted by the primary, for every worker; it answers within the coordinator's timeout
 // (with coordination.url it asks the coordinator), and the margin covers the hop
 const counterStore = new PrimaryCounterStore((message) => {
@@ -45,6 +46,10 @@ const counterStore = new PrimaryCounterStore((message) => {
   process.send(message);
   return true;
 }, config.coordination.timeoutMs + RATE_LIMIT_MARGIN_MS);
+// app.publish goes through the primary, which hands each message to every worker (src/primary/topic-relay.ts)
+const topics = new IpcTopics((message) => {
+  if (process.connected) process.send?.(message);
+});
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
@@ -58,6 +63,7 @@ const app = new App(config, {
   // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
   reusePort: ownSockets(config.cluster.balancing),
   ...(handed === undefined ? {} : { connections: handed }),
+  topics,
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
@@ -107,14 +113,16 @@ const pushMetrics = async (final: boolean) => {
     app.logger.error({ err: error }, 'metrics collection failed');
   }
 };
-// a snapshot when requests started or ended since the last one; an idle worker's (process metrics only)
+// a snapshot when requests started or ended (or WebSockets moved) since the last one; an idle worker's (process metrics only)
 // every IDLE_PUSH_INTERVALS intervals: collecting them costs a millisecond, and the primary's merge more
 let pushedAt = { activity: -1, tick: 0 };
 let tick = 0;
 setInterval(() => {
   tick++;
-  if (vitals.activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
-  pushedAt = { activity: vitals.activity, tick };
+  // requests, and WebSocket traffic (which passes no request)
+  const activity = vitals.activity + app.socketActivity;
+  if (activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
+  pushedAt = { activity, tick };
   void pushMetrics(false);
 }, config.cluster.metricsIntervalMs).unref();
 
@@ -156,6 +164,9 @@ process.on('message', (message: unknown, handle: unknown) => {
     case 'flotilla:handoff-end':
       handed?.end();
       break;
+    case 'flotilla:deliver':
+      topics.delivered(message);
+      break;
     case 'flotilla:ping':
       send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));
       break;
@@ -186,6 +197,8 @@ async function boot(): Promise<void> {
     }
     return bootFailed('service', describeServiceError(error, start.servicePath), error);
   }
+  // told to leave while its setup ran (a reload's replacements came up first): the shutdown sequence ends it
+  if (shuttingDown) return;
   const listening = app.listen();
   let address: { host: string; port: number };
   try {

@@ -50,6 +50,20 @@ export function coordinatorContract(backend: ContractBackend): void {
       return { coordinator, states };
     }
 
+    it("broadcasts reach every listening replica, in each sender's order, large ones included", async (t) => {
+      const server = await backend.server(t);
+      const replicas = await Promise.all(['a', 'b'].map((h) => replica(t, server.url, h)));
+      const heard = replicas.map(() => [] as string[]);
+      await Promise.all(replicas.map((r, i) => r.coordinator.listen((m) => heard[i]?.push(m))));
+      const large = `L${'x'.repeat(20_000)}`; // beyond PostgreSQL's 8000-byte NOTIFY payload
+      const sent = ['1', '2', large, '3', '4'];
+      for (const message of sent) void replicas[0]?.coordinator.broadcast(message);
+      await replicas[0]?.coordinator.broadcast('5');
+      const expected = [...sent, '5'];
+      for (let i = 0; i < 100 && heard.some((h) => h.length < expected.length); i++) await sleep(50);
+      for (const h of heard) assert.deepEqual(h, expected);
+    });
+
     it('gives each fire to exactly one of the replicas claiming it together', async (t) => {
       const server = await backend.server(t);
       const replicas = await Promise.all(['a', 'b', 'c'].map((h) => replica(t, server.url, h)));

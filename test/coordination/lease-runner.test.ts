@@ -32,6 +32,8 @@ function fakeCoordinator() {
     },
     hit: async () => ({ count: 1, resetMs: 1_000 }),
     ping: async () => {},
+    broadcast: async () => {},
+    listen: async () => {},
     close: async () => {},
   };
   return { coordinator, calls, state };

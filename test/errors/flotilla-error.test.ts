@@ -84,6 +84,9 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_SECURITY: () => register({ method: 'POST', path: '/x', security: [{ apiKey: [] }], handler }),
   FLO_ERR_BAD_CONNECT_MIDDLEWARE: () => fromConnect('helmet' as never),
   FLO_ERR_BAD_STATUS: () => new KError(200, 'OK', 'not an error'),
+  FLO_ERR_NOT_A_WEBSOCKET: () => thrownInHandler((ctx) => ctx.subscribe('books')).then((e) => Promise.reject(e)),
+  FLO_ERR_BAD_TOPIC: () => quietApp().publish('', 'x'),
+  FLO_ERR_PUBLISH_TOO_LARGE: () => testApp({ logging: { level: 'silent' }, websockets: { maxMessageBytes: 4 } }).app.publish('t', 'hello'),
   FLO_ERR_NEXT_TWICE: async () => {
     const app = quietApp();
     let caught: unknown;

@@ -12,7 +12,9 @@ const SERVICE = fileURLToPath(new URL('../../examples/books/service.ts', import.
 
 /** `flotilla start` of the example with `settings`, 2 workers, in a temporary directory; killed after the test. */
 function books(t: TestContext, settings: Record<string, unknown>): ClusterProcess {
-  const yaml = configYaml({ serviceName: 'books', service: SERVICE, cluster: { startupTimeoutMs: 20_000 } }, { settings });
+  // the example's create route declares its API key: the scheme is declared as config/app.yaml does
+  const docs = { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } }, security: [] };
+  const yaml = configYaml({ serviceName: 'books', service: SERVICE, cluster: { startupTimeoutMs: 20_000 }, docs }, { settings });
   const dir = tempFiles(t, { 'app.yaml': yaml });
   const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), execArgv: ['--conditions=source'] });
   t.after(() => cluster.kill());

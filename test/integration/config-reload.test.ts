@@ -122,5 +122,5 @@ test('a reload during the start-up: the replacements that listen first start the
     'the service thread, on the new config',
   );
   cluster.signal('SIGTERM');
-  t.assert.strictEqual((await cluster.exit(12_000)).code, 0);
+  t.assert.strictEqual((await cluster.exit(12_000)).code, 0, cluster.tail());
 });

@@ -19,8 +19,21 @@ const absent: Record<NotInThePrimary, true> = {
   openapi: true,
   metricsPort: true,
   requestRoutes: true,
+  socketActivity: true,
   [Symbol.asyncDispose]: true,
 };
+
+test('the primary part publishes through what it was given (the service thread posts to the primary)', (t: TestContext) => {
+  const sent: [string, string | Buffer][] = [];
+  const part = new ServicePart(config, {}, (topic, payload) => sent.push([topic, payload]));
+  part.publish('news', { tick: 1 });
+  part.publish('news', Buffer.from([7]));
+  t.assert.deepStrictEqual(sent, [
+    ['news', '{"tick":1}'],
+    ['news', Buffer.from([7])],
+  ]);
+  t.assert.throws(() => part.publish('', 'x'), /topic/);
+});
 
 test('the primary part keeps schedulers and hooks, in registration order, and drops routes', async (t: TestContext) => {
   t.assert.ok(Object.keys(absent).length > 0);

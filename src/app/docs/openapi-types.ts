@@ -51,6 +51,8 @@ export interface OpenApiOperation {
   parameters?: OpenApiParameter[];
   requestBody?: { required: boolean; content: OpenApiContent };
   responses: Record<string, OpenApiResponse>;
+  /** A WebSocket endpoint (a route's `websocket`): its subprotocols, none when it names none. OpenAPI has no field of its own for it. */
+  'x-websocket'?: { protocols: string[] };
   /** What the operation requires (OpenAPI Security Requirement objects); `[]`: nothing. */
   security?: SecurityRequirement[];
 }

@@ -86,6 +86,7 @@ function operation(route: Route, operationId: string, parameters: OpenApiParamet
   if (requestBody !== undefined) op.requestBody = requestBody;
   op.responses = responsesOf(route);
   if (route.security !== undefined) op.security = route.security.map((requirement) => ({ ...requirement }));
+  if (route.websocket !== undefined) op['x-websocket'] = { protocols: [...(route.protocols ?? [])] };
   return op;
 }
 

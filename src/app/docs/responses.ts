@@ -2,6 +2,7 @@ import { STATUS_CODES } from '../../utils/node-http.ts';
 import { bodyMediaTypes } from '../body.ts';
 import { pageSchema } from '../pagination.ts';
 import { type JsonSchema, type Route, statusKey } from '../route.ts';
+import { upgradesOnly } from '../websocket-route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
 import { problemResponse } from './problem-schema.ts';
 
@@ -25,6 +26,11 @@ export function responsesOf(route: Route): Record<string, OpenApiResponse> {
   if (route.paginated !== undefined) responses['200'] ??= declared('200', pageSchema(route.paginated.item));
   if (route.kind === 'sse')
     responses['200'] ??= { description: 'Server-sent events', content: { 'text/event-stream': { schema: { type: 'string' } } } };
+  if (route.websocket !== undefined) {
+    responses['101'] ??= { description: 'Switching Protocols: a WebSocket (see x-websocket)' };
+    if (upgradesOnly(route))
+      responses['426'] ??= problemResponse('Upgrade Required: a WebSocket endpoint, open it with Upgrade: websocket');
+  }
   if (!Object.keys(responses).some((code) => /^[123]/.test(code))) responses['200'] = { description: 'OK' };
 
   const s = route.schema;

@@ -26,7 +26,7 @@ export function docsRoutes(docsPath: string, getDocument: () => unknown): Route[
   const path = docsPath.replaceAll(':', '::'); // find-my-way syntax: a literal colon
   const lastSegment = docsPath.slice(docsPath.lastIndexOf('/') + 1);
   // public, like the document they serve
-  const route = (suffix: string, handler: Route['handler']): Route => ({
+  const route = (suffix: string, handler: NonNullable<Route['handler']>): Route => ({
     method: 'GET',
     path: `${path}${suffix}`,
     hide: true,

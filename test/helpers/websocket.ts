@@ -1,0 +1,53 @@
+import { WebSocket } from 'ws';
+
+/**
+ * A `ws` client whose messages are queued from the start (a message sent with the handshake's
+ * answer arrives before a listener attached after `open` would see it), and its close.
+ */
+export interface TestSocket {
+  readonly socket: WebSocket;
+  /** Messages received so far (text). */
+  readonly messages: string[];
+  /** Resolves with the close code and reason. */
+  readonly closed: Promise<{ code: number; reason: string; at: number }>;
+  /** Resolves once `count` messages have arrived. */
+  received(count: number, timeoutMs?: number): Promise<string[]>;
+}
+
+/** Opens a socket; rejects with the HTTP status when the upgrade is refused. */
+export function openSocket(url: string, headers: Record<string, string> = {}): Promise<TestSocket> {
+  const socket = new WebSocket(url, { headers });
+  const messages: string[] = [];
+  const waiters = new Set<() => void>();
+  socket.on('message', (data) => {
+    messages.push(String(data));
+    for (const wake of waiters) wake();
+  });
+  const closed = new Promise<{ code: number; reason: string; at: number }>((resolve) =>
+    socket.once('close', (code, reason) => resolve({ code, reason: String(reason), at: Date.now() })),
+  );
+  const received = (count: number, timeoutMs = 10_000) =>
+    new Promise<string[]>((resolve, reject) => {
+      const check = () => {
+        if (messages.length < count) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve(messages.slice());
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(new Error(`${messages.length} of ${count} messages after ${timeoutMs} ms: ${JSON.stringify(messages.slice(-5))}`));
+      }, timeoutMs);
+      waiters.add(check);
+      check();
+    });
+  return new Promise((resolve, reject) => {
+    socket.once('open', () => resolve({ socket, messages, closed, received }));
+    socket.once('unexpected-response', (_req, res) => {
+      reject(Object.assign(new Error(`upgrade refused: ${res.statusCode}`), { status: res.statusCode }));
+      res.resume();
+      socket.terminate();
+    });
+    socket.once('error', reject);
+  });
+}
