@@ -207,11 +207,26 @@ export interface ServiceIdleMessage {
 
 /**
  * Service thread → primary: the service's setup ran and its `beforeServe` hooks are done (at once when
- * it has none); the primary forks the workers on the first one.
+ * it has none); the primary lets the workers that await it serve (`flotilla:serve`).
  */
 export interface ServiceReadyMessage {
   v: V;
   type: 'flotilla:service-ready';
+}
+
+/**
+ * Worker → primary: its setup registered `beforeServe` hooks, so it listens only once the primary's
+ * ran (`flotilla:serve`); meanwhile its start-up timeout is paused.
+ */
+export interface AwaitServeMessage {
+  v: V;
+  type: 'flotilla:await-serve';
+}
+
+/** Primary → worker: the service's `beforeServe` hooks ran in the primary; listen. */
+export interface ServeMessage {
+  v: V;
+  type: 'flotilla:serve';
 }
 
 export type WorkerMessage =
@@ -225,8 +240,9 @@ export type WorkerMessage =
   | FirstRequestMessage
   | ServiceIdleMessage
   | ServiceReadyMessage
+  | AwaitServeMessage
   | PublishMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | DeliverMessage;
+export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | DeliverMessage | ServeMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -290,6 +306,8 @@ export const msg = {
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
   serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
+  awaitServe: (): AwaitServeMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:await-serve' }),
+  serve: (): ServeMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:serve' }),
   publish: (topic: string, data: string, binary: boolean): PublishMessage => ({
     v: PROTOCOL_VERSION,
     type: 'flotilla:publish',
@@ -366,6 +384,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
   'flotilla:service-ready': {},
+  'flotilla:await-serve': {},
   'flotilla:first-request': { pid },
   'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
 };
@@ -374,6 +393,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
+  'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
 };
 

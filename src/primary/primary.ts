@@ -64,8 +64,12 @@ export class Primary {
   readonly #distributor: Distributor | undefined;
   readonly #done = Promise.withResolvers<number>();
   #listened = false;
-  /** The workers were forked: the first service thread was ready (its `beforeServe` hooks done). */
-  #forked = false;
+  /**
+   * The service thread is wanted: a worker listens, or one awaits the service's `beforeServe` hooks
+   * (`flotilla:await-serve`). Until then it does not start: on a machine with as many cores as workers,
+   * loading the service here at the same time would slow the workers' start-up down.
+   */
+  readonly #serviceWanted = Promise.withResolvers<void>();
   #metricsServer: Server | undefined;
   #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
@@ -134,6 +138,7 @@ export class Primary {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
         options.onListening?.(address);
         this.#listened = true;
+        this.#serviceWanted.resolve();
       },
       onMessage: (worker, message) => {
         if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
@@ -141,6 +146,7 @@ export class Primary {
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
         else if (message.type === 'flotilla:publish') this.#topics.published(message);
+        else if (message.type === 'flotilla:await-serve') this.#serviceWanted.resolve();
       },
       onFork: (worker) => this.#exposition.join(keyOf(worker)),
       onExit: (worker) => {
@@ -170,6 +176,7 @@ export class Primary {
     }
     this.#port = port;
     const untrap = this.#trapSignals();
+    this.#supervisor.start();
     void this.#startOwnParts();
     const code = await this.#done.promise;
     untrap();
@@ -197,8 +204,9 @@ export class Primary {
   }
 
   /**
-   * The metrics endpoint, then the service thread; the workers are forked once the thread is ready
-   * (the service's `beforeServe` hooks ran: migrations are done before any worker serves).
+   * The metrics endpoint, then, once a worker listens or awaits the service's `beforeServe` hooks, the
+   * service thread: the workers that await the hooks listen once it is ready (migrations are done
+   * before any worker serves).
    */
   async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
@@ -213,8 +221,7 @@ export class Primary {
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
       if (config.coordination.url !== undefined && this.#shutdown === undefined)
         this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
-      // the service thread first, and the workers once it is ready: whatever the service's primary part
-      // must do before anything is served (`app.beforeServe`) is done when the first worker listens
+      await this.#serviceWanted.promise;
       if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
@@ -252,19 +259,13 @@ export class Primary {
         else this.#exposition.retire(key);
       },
       onAlive: (thread) => this.#exposition.touch(`service:${host}.${thread}`),
-      onReady: () => this.#forkWorkers(),
+      // the service's `beforeServe` hooks ran: the workers that await them listen
+      onReady: () => this.#supervisor.serve(),
       onBootFailed: (message) => this.#bootFailed(message),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
       onPublish: (message) => this.#topics.published(message),
     });
     this.#host.start();
-  }
-
-  /** Forks the workers, once: on the first service thread's `flotilla:service-ready`. */
-  #forkWorkers(): void {
-    if (this.#forked || this.#shutdown !== undefined) return;
-    this.#forked = true;
-    this.#supervisor.start();
   }
 
   #workerStart(slot: number): string {

@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
+import { awaitsStartHooks } from '../app/start-hooks.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
@@ -60,6 +61,12 @@ const send = (message: WorkerMessage, then?: () => void) => {
   else then?.();
 };
 let shuttingDown = false;
+/** The primary's `flotilla:serve`: its service thread ran the service's `beforeServe` hooks. */
+const served = Promise.withResolvers<void>();
+const primaryServes = () => {
+  send(msg.awaitServe());
+  return served.promise;
+};
 // a worker that received requests and died is no boot failure: the primary must know it before any heartbeat
 onFirstRequest(() => send(msg.firstRequest(process.pid)));
 
@@ -150,6 +157,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       if (handed === undefined) dropHandle(handle);
       else send(msg.handoffAck(handed.received(handle, message.head)));
       break;
+    case 'flotilla:serve':
+      served.resolve();
+      break;
     case 'flotilla:handoff-end':
       handed?.end();
       break;
@@ -183,6 +193,8 @@ async function boot(): Promise<void> {
     }
     return bootFailed('service', describeServiceError(error, start.servicePath), error);
   }
+  // the service has `beforeServe` hooks: the primary's service thread runs them, then tells this worker to listen
+  if (awaitsStartHooks(app)) await primaryServes();
   // told to leave while its setup ran (a reload's replacements came up first): the shutdown sequence ends it
   if (shuttingDown) return;
   const listening = app.listen();
