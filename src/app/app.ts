@@ -39,6 +39,7 @@ import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
 import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
+import { securityHeaderList } from './security-headers.ts';
 import type { ShutdownHook } from './shutdown.ts';
 import { checkStartHook, type StartHook } from './start-hooks.ts';
 import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
@@ -463,6 +464,7 @@ export class App implements Registrar {
       admission: this.#admission,
       retryAfterS: this.config.overload.retryAfterS,
       shed: this.#shed,
+      securityHeaders: securityHeaderList(this.config.securityHeaders),
     };
     return host;
   }

@@ -19,6 +19,7 @@ import { requestIdFrom } from './request-id.ts';
 import { writeRequestLine } from './request-line.ts';
 import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
+import { type HeaderPair, setSecurityHeaders } from './security-headers.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
 /** What the pipeline reads from its App on every request. */
@@ -46,10 +47,12 @@ export interface PipelineHost {
   readonly retryAfterS: number;
   /** `flotilla_requests_shed_total{reason}`; undefined without metrics. */
   readonly shed: Counter<'reason'> | undefined;
+  /** The headers of `securityHeaders`, computed once: written on every reply before anything else. */
+  readonly securityHeaders: readonly HeaderPair[];
 }
 
 /**
- * The request pipeline, top to bottom: request id → log/metrics/trace start →
+ * The request pipeline, top to bottom: request id and security headers → log/metrics/trace start →
  * CORS → route lookup → admission (503 `OVERLOADED` while the worker sheds) →
  * handler timeout armed → `onRequest` hooks → client still there? →
  * params/query validation → middlewares → client still there? → body →
@@ -64,6 +67,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     const started = performance.now();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
+    setSecurityHeaders(res, host.securityHeaders);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
     host.inFlight.enter(ctx);
