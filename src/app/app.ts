@@ -22,6 +22,7 @@ import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.t
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
 import type { ConnectionSource } from './connection-source.ts';
+import { CookieSigner } from './cookies/cookie-signer.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
@@ -433,6 +434,7 @@ export class App implements Registrar {
     const scope: CtxScope = {
       logger: this.logger,
       deadline: this.#deadline.signal,
+      cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
       get translator() {
         return app.#translator;
       },
