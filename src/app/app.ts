@@ -21,6 +21,7 @@ import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
+import { compressionOf } from './compression/compression.ts';
 import type { ConnectionSource } from './connection-source.ts';
 import { CookieSigner } from './cookies/cookie-signer.ts';
 import { createCors } from './cors.ts';
@@ -467,6 +468,7 @@ export class App implements Registrar {
       retryAfterS: this.config.overload.retryAfterS,
       shed: this.#shed,
       securityHeaders: securityHeaderList(this.config.securityHeaders),
+      compression: compressionOf(this.config.compression),
     };
     return host;
   }
