@@ -19,5 +19,14 @@ const COMPRESSIBLE =
  * isCompressible('image/png');                       // false
  */
 export function isCompressible(type: string): boolean {
-  return type !== '' && COMPRESSIBLE.test(type);
+  if (type === '') return false;
+  let compressible = seen.get(type);
+  if (compressible === undefined) {
+    compressible = COMPRESSIBLE.test(type);
+    // a service sends a handful of types: the answers are kept, a bounded few, so no regex runs per reply
+    if (seen.size < 64) seen.set(type, compressible);
+  }
+  return compressible;
 }
+
+const seen = new Map<string, boolean>();
