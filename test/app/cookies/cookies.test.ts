@@ -276,6 +276,30 @@ describe('ctx.cookies.set', () => {
     await app.close();
   });
 
+  test('what a handler sets after its timeout answered is dropped', async () => {
+    const { app } = testApp();
+    let set = false;
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/',
+        timeoutMs: 20,
+        handler: async (ctx) => {
+          ctx.cookies.set('early', '1');
+          await new Promise((resolve) => ctx.context().signal.addEventListener('abort', resolve));
+          ctx.cookies.set('late', '1');
+          set = true;
+        },
+      }),
+    );
+    const res = await app.inject('/');
+    assert.equal(res.statusCode, 503);
+    assert.equal(set, true);
+    // the one set before the timeout goes with the 503, as with any error response; the late one never
+    assert.deepEqual(res.headers['set-cookie'], ['early=1; Path=/; HttpOnly; SameSite=Lax']);
+    await app.close();
+  });
+
   test('a middleware sets cookies on the way out', async () => {
     const { app } = testApp();
     app.registerController(
