@@ -21,7 +21,9 @@ import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
+import { compressionOf } from './compression/compression.ts';
 import type { ConnectionSource } from './connection-source.ts';
+import { CookieSigner } from './cookies/cookie-signer.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
@@ -39,6 +41,7 @@ import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
 import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
+import { securityHeaderList } from './security-headers.ts';
 import type { ShutdownHook } from './shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './start-hooks.ts';
 import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
@@ -436,6 +439,7 @@ export class App implements Registrar {
     const scope: CtxScope = {
       logger: this.logger,
       deadline: this.#deadline.signal,
+      cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
       get translator() {
         return app.#translator;
       },
@@ -467,6 +471,8 @@ export class App implements Registrar {
       admission: this.#admission,
       retryAfterS: this.config.overload.retryAfterS,
       shed: this.#shed,
+      securityHeaders: securityHeaderList(this.config.securityHeaders),
+      compression: compressionOf(this.config.compression),
     };
     return host;
   }

@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { headerLines, securityHeaderList } from '../app/security-headers.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
@@ -111,6 +112,7 @@ export class Primary {
         targetMs: overload.queueTargetMs,
         intervalMs: overload.queueIntervalMs,
         retryAfterS: overload.retryAfterS,
+        headers: headerLines(securityHeaderList(config.securityHeaders)),
         priorityPaths: config.disableHealth ? [] : ['/health'],
         logger,
         metrics: {

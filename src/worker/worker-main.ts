@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
+import { headerLines, securityHeaderList } from '../app/security-headers.ts';
 import { awaitsStartHooks } from '../app/start-hooks.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
@@ -35,7 +36,11 @@ const config = adoptResolvedConfig(start.config);
 // balancing: primary: the primary accepts the connections and hands them over (src/primary/distributor.ts)
 const handed =
   config.cluster.balancing === 'primary'
-    ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
+    ? new HandedConnections(
+        { host: config.host, port: config.port },
+        config.overload.retryAfterS,
+        headerLines(securityHeaderList(config.securityHeaders)),
+      )
     : undefined;
 // app.publish goes through the primary, which hands each message to every worker (src/primary/topic-relay.ts)
 const topics = new IpcTopics((message) => {
