@@ -18,6 +18,7 @@ export type {
   MultipartOptions,
   MultipartPart,
 } from './app/body.ts';
+export type { ClearCookieOptions, CookieOptions, Cookies } from './app/cookies/cookies.ts';
 export { Ctx, type RequestState } from './app/ctx.ts';
 export {
   type DefineRoute,
@@ -63,6 +64,8 @@ export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';
 export type {
   ClusterConfig,
+  CompressionConfig,
+  CookiesConfig,
   CoordinationConfig,
   CorsConfig,
   DocsConfig,
@@ -76,6 +79,7 @@ export type {
   LoggingConfig,
   MetricsConfig,
   ResolvedConfig,
+  SecurityHeadersConfig,
   ShutdownConfig,
   TimeoutsConfig,
 } from './config/types.ts';

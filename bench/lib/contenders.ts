@@ -43,6 +43,14 @@ export const CONTENDERS: readonly Contender[] = [
     fullOnly: true,
   },
   {
+    name: 'flotilla-no-compression',
+    title: 'flotilla full, compression.enabled: false',
+    entry: 'servers/flotilla-no-compression.ts',
+    readyLines: 1,
+    pinned: true,
+    fullOnly: true,
+  },
+  {
     name: 'flotilla-cluster',
     title: 'flotilla cluster, 2 workers (CLI)',
     entry: 'servers/flotilla-cluster.yaml',
@@ -102,6 +110,7 @@ export const RUN_ORDER: readonly string[] = [
   'flotilla-cluster-1',
   'flotilla-no-schema',
   'flotilla-no-tracing',
+  'flotilla-no-compression',
   'express',
   'flotilla-cluster-unpinned',
 ];
@@ -133,6 +142,24 @@ export interface Scenario {
   contenders?: readonly string[];
   /** One keep-alive connection serves many requests (false: a new connection per request). */
   keepAlive: boolean;
+  /** Measures one feature (compression): none of the targets is read from it, its own ratios are reported. */
+  feature?: 'compression';
+}
+
+/** The contenders of the compression scenarios: flotilla with it on (the default) and off, and Fastify with `@fastify/compress`. */
+const COMPRESSION_CONTENDERS = ['fastify', 'flotilla-full', 'flotilla-no-compression'];
+
+/** The list route (2 KB of JSON) asked with one encoding: each contender compresses every reply with it. */
+function compressed(encoding: string, note: string): Scenario {
+  return {
+    name: `list-${encoding}`,
+    title: `GET /items?page=3&limit=20 with Accept-Encoding: ${encoding}${note}`,
+    path: '/items?page=3&limit=20',
+    headers: { 'Accept-Encoding': encoding },
+    contenders: COMPRESSION_CONTENDERS,
+    keepAlive: true,
+    feature: 'compression',
+  };
 }
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -146,6 +173,9 @@ export const SCENARIOS: readonly Scenario[] = [
     contenders: ['floor', 'flotilla-full', 'flotilla-cluster', 'fastify-cluster', 'flotilla-cluster-kernel'],
     keepAlive: false,
   },
+  compressed('gzip', ''),
+  compressed('br', ''),
+  compressed('zstd', ''),
 ];
 
 /** Whether `c` runs in `scenario`. */

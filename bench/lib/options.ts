@@ -46,7 +46,8 @@ export const USAGE = `npm run bench [-- options]
   --connections N       keep-alive connections (default 50)
   --only a,b            only these contenders (floor and fastify are always included); names a full-mode-only
                         contender in quick mode too (e.g. --only flotilla-full,flotilla-no-schema,fastify-schema)
-  --scenario NAME       only this scenario: list, get (keep-alive) or close (a new connection per request)
+  --scenario A,B        only these scenarios: list, get (keep-alive), close (a new connection per request),
+                        list-gzip, list-br, list-zstd (compression, with --only flotilla-no-compression)
   --baseline REV        also build flotilla's src/ as of git revision REV (with the current bench/servers and
                         bench/services) and run flotilla-full@base and flotilla-lean@base (with --only: the
                         flotilla contenders named) beside the current ones; reports current ÷ base
@@ -105,7 +106,7 @@ export function parseOptions(argv: string[]): Options {
     coldStarts: quick ? 1 : 5,
     scrapes: quick ? 100 : 200,
     only: only === undefined ? undefined : [...new Set(['floor', 'fastify', ...only])],
-    scenarios: values.scenario === undefined ? (quick ? ['list', 'close'] : undefined) : [values.scenario],
+    scenarios: values.scenario === undefined ? (quick ? ['list', 'close'] : undefined) : values.scenario.split(','),
     extras: !values['no-extras'],
     metricsOnly: values['metrics-only'],
     serializerOnly: values['serializer-only'],

@@ -136,7 +136,19 @@ export function targets(runs: readonly Run[], rows: Record<string, Row[]>, scena
   const add = (name: string, goal: string, value: number | undefined, unit: string, met?: (v: number) => boolean) => {
     if (value !== undefined && !Number.isNaN(value)) out.push({ name, goal, value, unit, met: met?.(value) });
   };
-  for (const { name: scenario, keepAlive } of scenarios) {
+  for (const { name: scenario, keepAlive, feature } of scenarios) {
+    if (feature === 'compression') {
+      const on = 'flotilla-full';
+      add(
+        `[${scenario}] compression on / off, CPU per request`,
+        'reported',
+        pairedRatio(runs, scenario, on, 'flotilla-no-compression', 'cpuPer1k'),
+        '×',
+      );
+      add(`[${scenario}] compression on / off, req/s`, 'reported', pairedRatio(runs, scenario, on, 'flotilla-no-compression', 'rps'), '×');
+      add(`[${scenario}] flotilla / Fastify with @fastify/compress, CPU per request`, 'reported', at(scenario, on)?.cpuVsFastify, '×');
+      continue;
+    }
     const full = at(scenario, 'flotilla-full');
     const clusterCpu = pairedRatio(runs, scenario, 'flotilla-cluster', 'flotilla-full', 'cpuPer1k');
     if (keepAlive) {

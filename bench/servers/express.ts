@@ -21,6 +21,7 @@ import {
   portArg,
   problemBody,
   problemOf,
+  SECURITY_HEADERS,
 } from '../services/data.ts';
 import { benchLogger } from '../services/logger.ts';
 import { requestMetrics } from '../services/request-metrics.ts';
@@ -38,6 +39,7 @@ app.use((req: Request, res: Response, next: NextFunction) => {
   const requestId = typeof header === 'string' && SANE.test(header) ? header : randomUUID();
   res.locals['requestId'] = requestId;
   res.setHeader('X-Request-Id', requestId);
+  for (const name in SECURITY_HEADERS) res.setHeader(name, SECURITY_HEADERS[name]!);
   res.once('finish', () => {
     const durationMs = performance.now() - started;
     const route = req.route === undefined ? 'unmatched' : `${req.baseUrl}${req.route.path as string}`;

@@ -4,15 +4,20 @@
  * LogController, a random UUID request id echoed as X-Request-Id,
  * @fastify/cors, a prom-client counter + histogram per request, params
  * validation (ajv, as flotilla) and RFC 9457 problem responses for errors and
- * unknown routes. Without response schemas the replies are serialized with
+ * unknown routes, flotilla's default security headers (set in the same hook
+ * as the request id) and `@fastify/compress` with flotilla's threshold (as
+ * flotilla, it compresses nothing for wrk's requests, which accept no
+ * encoding, but adds `Vary: Accept-Encoding`). Without response schemas the replies are serialized with
  * JSON.stringify; with them (the same `Page<T>` and item schemas as flotilla's,
  * schemas.ts) Fastify compiles them with fast-json-stringify.
  */
 import { randomUUID } from 'node:crypto';
+import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import {
   announce,
+  COMPRESSION_THRESHOLD,
   CORS_METHODS,
   EXPOSED_HEADERS,
   HttpProblem,
@@ -24,6 +29,7 @@ import {
   portArg,
   problemBody,
   problemOf,
+  SECURITY_HEADERS,
 } from './data.ts';
 import { benchLogger } from './logger.ts';
 import { requestMetrics } from './request-metrics.ts';
@@ -65,9 +71,11 @@ export async function runFastify(responseSchemas: boolean): Promise<void> {
   });
 
   await app.register(cors, { origin: [ORIGIN], methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS, maxAge: 600 });
+  await app.register(compress, { threshold: COMPRESSION_THRESHOLD, encodings: ['zstd', 'br', 'gzip'] });
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    reply.headers(SECURITY_HEADERS);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

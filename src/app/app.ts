@@ -6,12 +6,12 @@ import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
 import { type Counter, Registry } from 'prom-client';
+import { ReplicaTopics } from '../cluster/replica-topics.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
-import { ReplicaTopics } from '../coordination/replica-topics.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -24,7 +24,9 @@ import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { Admission } from './admission.ts';
+import { compressionOf } from './compression/compression.ts';
 import type { ConnectionSource } from './connection-source.ts';
+import { CookieSigner } from './cookies/cookie-signer.ts';
 import { createCors } from './cors.ts';
 import type { CtxScope } from './ctx.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
@@ -44,8 +46,9 @@ import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
 import { joinPath, type RouteRegistration, Router } from './router.ts';
 import type { Seams } from './seams.ts';
+import { securityHeaderList } from './security-headers.ts';
 import type { ShutdownHook } from './shutdown.ts';
-import { checkStartHook, type StartHook } from './start-hooks.ts';
+import { checkStartHook, noteStartHooks, type StartHook } from './start-hooks.ts';
 import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
 import { WebSocketHub } from './websocket-hub.ts';
 import { upgradeListener, webSocketHandler } from './websocket-route.ts';
@@ -400,16 +403,20 @@ export class App implements Registrar {
   /**
    * Registers work to be done once per process tree before any request is served: a standalone App
    * runs the hooks in `listen`, in registration order, before it binds (a hook that throws makes
-   * `listen` and `ready` reject); a cluster runs them in its primary's service thread before it forks
-   * the workers (ARCHITECTURE.md, "Start-up"); in a cluster worker (`runSchedulers: false`) this
-   * records nothing. The hook's signal aborts if the shutdown begins while it runs.
+   * `listen` and `ready` reject); a cluster runs them in its primary's service thread, and its workers
+   * listen once they are done (ARCHITECTURE.md, "Start-up"); a cluster worker (`runSchedulers: false`)
+   * only notes that the service has some (see `awaitsStartHooks`). The hook's signal aborts if the
+   * shutdown begins while it runs.
    *
    * @example
    * app.beforeServe((signal) => migrate(db, signal)); // once per cluster, before the workers serve
    */
   beforeServe(hook: StartHook): void {
     checkStartHook(hook);
-    if (!this.#runSchedulers) return;
+    if (!this.#runSchedulers) {
+      noteStartHooks(this);
+      return;
+    }
     this.#startHooks.push(hook);
   }
 
@@ -483,6 +490,7 @@ export class App implements Registrar {
     const scope: CtxScope = {
       logger: this.logger,
       deadline: this.#deadline.signal,
+      cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
       get translator() {
         return app.#translator;
       },
@@ -514,6 +522,8 @@ export class App implements Registrar {
       admission: this.#admission,
       retryAfterS: this.config.overload.retryAfterS,
       shed: this.#shed,
+      securityHeaders: securityHeaderList(this.config.securityHeaders),
+      compression: compressionOf(this.config.compression),
     };
     return host;
   }

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
 import { negotiateLocale, type Translator } from '../i18n/translator.ts';
 import { ClientGoneError } from './client-gone.ts';
+import type { CookieSigner } from './cookies/cookie-signer.ts';
+import { Cookies } from './cookies/cookies.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
 import type { SseEvent, SseOptions } from './sse.ts';
@@ -17,6 +19,8 @@ export interface CtxScope {
   readonly translator: Translator | undefined;
   /** Aborts when the shutdown deadline passes. */
   readonly deadline: AbortSignal;
+  /** Signs and verifies cookies under `cookies.secrets`; undefined without secrets. */
+  readonly cookieSigner: CookieSigner | undefined;
 }
 
 /** The body a handler chose to send; written once, after the middlewares have run. */
@@ -101,6 +105,7 @@ export class Ctx<
   #logger: Logger | undefined;
   #context: RequestContext | undefined;
   #locale: string | undefined;
+  #cookies: Cookies | undefined;
   /** Aborts the request's signal: the client left, or the route work ran out of time. */
   #abort: AbortController | undefined;
   /** Why the route work was ended early (a `TimeoutError`), once it was. */
@@ -123,6 +128,19 @@ export class Ctx<
     this.requestId = requestId;
     this.method = req.method ?? 'GET';
     this.path = path;
+  }
+
+  /**
+   * The request's cookies and the response's: `get(name, { signed })`, `set(name, value, options)`,
+   * `clear(name)` (see {@link Cookies}). The `Cookie` header is parsed on the first read.
+   *
+   * @example
+   * const user = ctx.cookies.get('session', { signed: true });
+   * ctx.cookies.set('session', id, { signed: true, maxAge: 86_400, secure: true });
+   */
+  get cookies(): Cookies {
+    this.#cookies ??= new Cookies(this.req, this.res, this.#scope.cookieSigner, () => this.#expired === undefined);
+    return this.#cookies;
   }
 
   /** The request headers, lower-case names (coerced and validated by `schema.headers`). */

@@ -18,6 +18,7 @@ export interface RouteSchemas {
   querystring?: object;
   body?: object;
   headers?: object;
+  cookies?: object;
   response?: { readonly [status: number | string]: object };
 }
 

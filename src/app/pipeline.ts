@@ -9,6 +9,7 @@ import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { Admission } from './admission.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
+import { type Compression, compressSync, encodingOf } from './compression/compression.ts';
 import type { Cors } from './cors.ts';
 import { Ctx, type CtxScope, expireRequest, isExpired } from './ctx.ts';
 import type { HookChain } from './group.ts';
@@ -19,6 +20,7 @@ import { requestIdFrom } from './request-id.ts';
 import { writeRequestLine } from './request-line.ts';
 import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
+import { type HeaderPair, setSecurityHeaders } from './security-headers.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
 
 /** What the pipeline reads from its App on every request. */
@@ -46,10 +48,14 @@ export interface PipelineHost {
   readonly retryAfterS: number;
   /** `flotilla_requests_shed_total{reason}`; undefined without metrics. */
   readonly shed: Counter<'reason'> | undefined;
+  /** The headers of `securityHeaders`, computed once: written on every reply before anything else. */
+  readonly securityHeaders: readonly HeaderPair[];
+  /** `compression`; undefined when `compression.enabled` is false. */
+  readonly compression: Compression | undefined;
 }
 
 /**
- * The request pipeline, top to bottom: request id → log/metrics/trace start →
+ * The request pipeline, top to bottom: request id and security headers → log/metrics/trace start →
  * CORS → route lookup → admission (503 `OVERLOADED` while the worker sheds) →
  * handler timeout armed → rate limit (429 `RATE_LIMITED`) → `onRequest` hooks → client still there? →
  * params/query validation → middlewares → client still there? → body →
@@ -64,6 +70,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     const started = performance.now();
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
+    setSecurityHeaders(res, host.securityHeaders);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
     host.inFlight.enter(ctx);
@@ -336,7 +343,7 @@ function localize(host: PipelineHost, ctx: Ctx, problem: ProblemResponse): strin
 
 function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, language: string | undefined): void {
   const res = ctx.res;
-  const body = JSON.stringify(problem.body);
+  let body: string | Buffer = JSON.stringify(problem.body);
   // the headers of the body that is not sent go; a Content-Security-Policy (helmet's) is no such header
   for (const name of res.getHeaderNames()) {
     if (name.startsWith('content-') && !name.startsWith('content-security-policy')) res.removeHeader(name);
@@ -345,6 +352,14 @@ function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, lan
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
   if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', 'application/problem+json');
+  const c = host.compression;
+  // a problem is small: compressed on the spot when it passes the threshold at all
+  const encoding =
+    c === undefined ? undefined : encodingOf(c, ctx.req, res, problem.status, 'application/problem+json', Buffer.byteLength(body));
+  if (encoding !== undefined) {
+    body = compressSync(encoding, Buffer.from(body));
+    res.setHeader('Content-Encoding', encoding);
+  }
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.statusCode = problem.status;
   res.end(body);

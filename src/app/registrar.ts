@@ -40,8 +40,8 @@ export interface Registrar {
   onShutdown(hook: ShutdownHook): void;
   /**
    * Work done once per process tree before any request is served: in a cluster, in the primary's
-   * service thread before the workers are forked; standalone, before `listen` binds. Records nothing
-   * in a cluster worker.
+   * service thread, the workers listening once it is done; standalone, before `listen` binds. A
+   * cluster worker runs none.
    */
   beforeServe(hook: StartHook): void;
   /** Adds an `onRequest` hook: App-wide, or for the routes of a group (those added before and after it). */

@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { ReadableStream } from 'node:stream/web';
 import { hasBody } from './body.ts';
-import type { Ctx, Reply } from './ctx.ts';
+import { type Compression, compressBody, encodingOf } from './compression/compression.ts';
+import { type Ctx, isExpired, type Reply } from './ctx.ts';
 import { closeQuietly, eventStream, SSE_HEADERS } from './sse.ts';
 import { sendStream } from './stream-reply.ts';
 
@@ -12,6 +13,8 @@ export interface ReplyHost {
   readonly draining: boolean;
   /** Aborts when the App starts draining: event streams end then. */
   readonly drain: AbortSignal;
+  /** `compression`; undefined when `compression.enabled` is false. */
+  readonly compression: Compression | undefined;
 }
 
 /** The bytes of each streamed response so far, for its log line. */
@@ -20,10 +23,12 @@ const streamed = new WeakMap<Ctx, { bytes: number }>();
 /**
  * Writes the reply a handler chose (`ctx.reply`): JSON through the route's
  * response schema (`ctx.serializer`) or `JSON.stringify`, a raw body, a stream
- * or an event stream. Throws when a JSON value does not fit its schema, and
- * returns a promise that rejects when a stream fails before its first chunk:
- * in both cases nothing was sent, and the caller answers with a problem. A
- * stream that fails later ends its connection and goes to `onLateError`.
+ * or an event stream, compressed when `compression` says so (see `encodingOf`).
+ * Throws when a JSON value does not fit its schema, and returns a promise that
+ * rejects when a stream fails before its first chunk (or a large body's
+ * compression fails): in both cases nothing was sent, and the caller answers
+ * with a problem. A stream that fails later ends its connection and goes to
+ * `onLateError`.
  *
  * @example
  * writeReply(host, ctx, (err) => ctx.logger.error({ err }, 'response stream failed'))?.catch(fail);
@@ -45,6 +50,31 @@ export function writeReply(host: ReplyHost, ctx: Ctx, onLateError: (error: unkno
     return stream(host, ctx, reply, onLateError);
   }
   if (type !== '') res.setHeader('Content-Type', type);
+  const c = host.compression;
+  if (c !== undefined && body.length > 0) {
+    const encoding = encodingOf(
+      c,
+      ctx.req,
+      res,
+      ctx.statusCode,
+      type || String(res.getHeader('content-type') ?? ''),
+      Buffer.byteLength(body),
+    );
+    if (encoding !== undefined) {
+      const compressed = compressBody(encoding, typeof body === 'string' ? Buffer.from(body) : body);
+      res.setHeader('Content-Encoding', encoding);
+      if (Buffer.isBuffer(compressed)) return end(host, ctx, compressed);
+      return compressed.then((out) => {
+        // answered meanwhile (a handler timeout), or nobody left to answer
+        if (!isExpired(ctx) && !res.headersSent && !res.destroyed) end(host, ctx, out);
+      });
+    }
+  }
+  end(host, ctx, body);
+}
+
+function end(host: ReplyHost, ctx: Ctx, body: string | Buffer): void {
+  const res = ctx.res;
   if (ctx.statusCode !== 204 && ctx.statusCode !== 304) res.setHeader('Content-Length', Buffer.byteLength(body));
   if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
   res.statusCode = ctx.statusCode;
@@ -84,7 +114,11 @@ function stream(
   streamed.set(ctx, sent);
   const source = reply.kind === 'sse' ? eventStream(reply.source, reply.options, host.drain) : reply.source;
   const type = reply.kind === 'sse' ? SSE_HEADERS['Content-Type'] : reply.type;
-  return sendStream(res, source, { status: ctx.statusCode, type, signal: ctx.context().signal, sent, onLateError });
+  // an event stream is never compressed (see compressible.ts); another stream as it streams, whatever its size
+  const c = host.compression;
+  const encoding =
+    c === undefined || reply.kind === 'sse' ? undefined : encodingOf(c, ctx.req, res, ctx.statusCode, type, Number.POSITIVE_INFINITY);
+  return sendStream(res, source, { status: ctx.statusCode, type, signal: ctx.context().signal, sent, onLateError, encoding });
 }
 
 /** Closes the source of a stream or event-stream reply that will not be sent (an error replaced it). */

@@ -94,6 +94,8 @@ export interface RouteSchema {
   body?: JsonSchema;
   /** Request headers (lower-case names). */
   headers?: JsonSchema;
+  /** Request cookies, as sent (strings, coerced for the check only; signed ones with their signature): read with `ctx.cookies.get`. */
+  cookies?: JsonSchema;
   /** Response bodies by status code, for the documentation. */
   response?: Record<number | string, JsonSchema>;
 }

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { ResolvedConfig } from '../config/types.ts';
 import { ERROR_CODES, type ErrorCode, problemType } from '../errors/codes.ts';
 import { createServer } from '../utils/node-http.ts';
+import { headerLines, securityHeaderList } from './security-headers.ts';
 
 /**
  * A node:http server with limits suited to the public edge: bounded head size
@@ -25,7 +26,8 @@ export function createHttpServer(config: ResolvedConfig): Server {
   // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long
   // (by the ConnectionTracker, which resets rather than closes such a connection).
   server.timeout = timeouts.socketMs;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes));
+  const headers = headerLines(securityHeaderList(config.securityHeaders));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes, headers));
   return server;
 }
 
@@ -34,8 +36,13 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
 };
 
-/** Malformed requests never reach the pipeline; answer them with a problem and close. */
-function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex, headerBytes: number): void {
+/** Malformed requests never reach the pipeline; answer them with a problem (and the security headers' raw lines) and close. */
+function answerClientError(
+  error: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  socket: Duplex,
+  headerBytes: number,
+  headers: string,
+): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
     return;
@@ -45,7 +52,7 @@ function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }
   const { status, title } = ERROR_CODES[code];
   const body = JSON.stringify({ type: problemType(code), title, status, detail: 'the request could not be parsed', instance: '', code });
   socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
 

@@ -7,6 +7,25 @@ import { createError, describeValue } from '../errors/flotilla-error.ts';
  */
 export type StartHook = (signal: AbortSignal) => void | Promise<void>;
 
+/** Apps that run no hook of their own (cluster workers) but whose service registered some. */
+const noted = new WeakSet<object>();
+
+/** Notes that the service registered `beforeServe` hooks on `app`, which runs none itself (a cluster worker). */
+export function noteStartHooks(app: object): void {
+  noted.add(app);
+}
+
+/**
+ * Whether a cluster worker's service registered `beforeServe` hooks: the worker then listens only once
+ * the primary's service thread ran them (`flotilla:await-serve`, `flotilla:serve`).
+ *
+ * @example
+ * if (awaitsStartHooks(app)) await primaryServes();
+ */
+export function awaitsStartHooks(app: object): boolean {
+  return noted.has(app);
+}
+
 /** Refuses a hook that is not a function, when it is registered rather than when it would run. */
 export function checkStartHook(hook: unknown): asserts hook is StartHook {
   if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner: 'beforeServe', got: describeValue(hook) });

@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ReadableStream } from 'node:stream/web';
+import { compressor } from './compression/compression.ts';
+import type { Encoding } from './compression/negotiate.ts';
 
 /** What a handler may stream: a Node `Readable`, a web `ReadableStream`, or an async iterable of strings or bytes. */
 export type StreamSource = Readable | ReadableStream | AsyncIterable<string | Uint8Array>;
@@ -19,8 +21,10 @@ export interface StreamOptions {
   signal: AbortSignal;
   /** An error once the head went out: the connection is ended, the caller logs it. */
   onLateError(error: unknown): void;
-  /** Counts the body's bytes as they go (read by the request log line, written when the response finishes). */
+  /** Counts the body's bytes as they go, before compression (read by the request log line, written when the response finishes). */
   sent: { bytes: number };
+  /** Compress the body as it streams, each chunk flushed (see `compressor`); undefined: as it is. */
+  encoding?: Encoding | undefined;
 }
 
 /**
@@ -50,7 +54,12 @@ export async function sendStream(res: ServerResponse, source: StreamSource, o: S
   res.statusCode = o.status;
   res.setHeader('Content-Type', o.type);
   res.removeHeader('Content-Length');
-  const done = pipeline(readable, res, { signal: o.signal });
+  let done: Promise<void>;
+  if (o.encoding === undefined) done = pipeline(readable, res, { signal: o.signal });
+  else {
+    res.setHeader('Content-Encoding', o.encoding);
+    done = pipeline(readable, compressor(o.encoding), res, { signal: o.signal });
+  }
   // counted beside the pipe, which pauses the source for both when the client reads slowly
   readable.on('data', (chunk: string | Uint8Array) => {
     o.sent.bytes += byteLength(chunk);

@@ -56,14 +56,14 @@ function errorsText(errors: ValidateFunction['errors']): string {
   return errors.map((e) => `data${e.instancePath} ${e.message}`).join(', ');
 }
 
-type SchemaPart = 'params' | 'querystring' | 'headers' | 'body';
+type SchemaPart = 'params' | 'querystring' | 'headers' | 'cookies' | 'body';
 
 function routeName(route: Route): string {
   return `${route.method} ${route.path}`;
 }
 
 export interface ValidationIssue {
-  in: 'params' | 'querystring' | 'headers' | 'body';
+  in: 'params' | 'querystring' | 'headers' | 'cookies' | 'body';
   path: string;
   message: string;
   /** The JSON Schema keyword that failed (`required`, `minLength`…): the key of its translation. */
@@ -74,7 +74,7 @@ export interface ValidationIssue {
 
 /** Validates the parts of a request a route declares schemas for. */
 export interface RequestValidator {
-  /** Params, query string and headers: checked before the middlewares run. */
+  /** Params, query string, headers and cookies: checked before the middlewares run. */
   head(ctx: Ctx): void;
   /** The body: checked right before the handler. */
   body(ctx: Ctx): void;
@@ -90,16 +90,19 @@ export function compileValidator(route: Route): RequestValidator {
   const params = compile(coercing, s?.params, route, 'params');
   const query = compile(coercing, querystring, route, 'querystring');
   const headers = compile(coercing, s?.headers, route, 'headers');
+  const cookies = compile(coercing, s?.cookies, route, 'cookies');
   // a form's values (and a buffered multipart body's fields) are strings, coerced like a query string's
   const fields = route.body === 'form' || route.body === 'multipart';
   const body = compile(fields ? coercing : exact, s?.body, route, 'body');
-  if (!params && !query && !headers && !body) return NONE;
+  if (!params && !query && !headers && !cookies && !body) return NONE;
   return {
     head(ctx) {
       const issues: ValidationIssue[] = [];
       if (params) check(params, ctx.params, 'params', issues);
       if (query) check(query, ctx.query, 'querystring', issues);
       if (headers) check(headers, ctx.headers, 'headers', issues);
+      // a copy: coercion is for the check only, `ctx.cookies.get` reads the strings as sent
+      if (cookies) check(cookies, { ...ctx.cookies.all() }, 'cookies', issues);
       if (issues.length > 0) throw failed(issues);
     },
     body(ctx) {

@@ -1,3 +1,4 @@
+import { channel } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse as Response } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -18,6 +19,14 @@ interface Upgrade {
 const upgrades = new WeakMap<IncomingMessage, Upgrade>();
 
 /**
+ * Published (`{ request, socket }`) for every upgrade request, before the pipeline runs: node:http
+ * publishes `http.server.request.start` for the other requests only. The worker counts both (its
+ * first request, its request total).
+ */
+export const UPGRADE_START = 'flotilla.http.server.upgrade.start';
+const upgradeStart = channel(UPGRADE_START);
+
+/**
  * The server's `upgrade` listener: an upgrade request goes through the whole pipeline, like any
  * other (request id, logs, CORS, route lookup, admission, `onRequest` hooks, params and query
  * validation, middlewares), with a response written on its socket. A websocket route's handler
@@ -31,6 +40,7 @@ export function upgradeListener(
   handler: (req: IncomingMessage, res: Response) => void,
 ): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
+    if (upgradeStart.hasSubscribers) upgradeStart.publish({ request: req, socket });
     // node:http removed its own error listener at the upgrade: a reset must not become an uncaught error
     socket.on('error', () => socket.destroy());
     const upgrade: Upgrade = { socket, head, upgraded: false };

@@ -19,12 +19,17 @@ function targetOf(head: Buffer | undefined): string {
  * worker: it costs the primary a few µs), then closes it. What the client
  * sent is read and dropped meanwhile: closing a socket with unread bytes would
  * reset it and could lose the answer on the way. `head`: what was read
- * already, for the problem's `instance`.
+ * already, for the problem's `instance`. `headers`: raw head lines written as they are, the
+ * security headers of `securityHeaders` (`headerLines` in src/app/security-headers.ts), so that
+ * this answer carries them like every other.
  *
  * @example
- * answerOverloaded(socket, { retryAfterS: 1 });
+ * answerOverloaded(socket, { retryAfterS: 1, headers: 'X-Content-Type-Options: nosniff\r\n' });
  */
-export function answerOverloaded(socket: Socket, { retryAfterS, head }: { retryAfterS: number; head?: Buffer | undefined }): void {
+export function answerOverloaded(
+  socket: Socket,
+  { retryAfterS, head, headers = '' }: { retryAfterS: number; head?: Buffer | undefined; headers?: string },
+): void {
   const code = 'OVERLOADED';
   const { status, title } = ERROR_CODES[code];
   const requestId = randomUUID();
@@ -41,7 +46,7 @@ export function answerOverloaded(socket: Socket, { retryAfterS, head }: { retryA
   socket.on('data', () => {});
   socket.resume();
   socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+    `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Retry-After: ${retryAfterS}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
   );
   setTimeout(() => socket.destroy(), LINGER_MS).unref();

@@ -1,5 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { UPGRADE_START } from '../app/websocket-route.ts';
 import type { PongMessage } from '../ipc/protocol.ts';
 
 export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>;
@@ -35,10 +36,12 @@ export class Vitals {
   #finished = 0;
 
   constructor() {
-    subscribe('http.server.request.start', () => {
+    const started = () => {
       this.#requests++;
       if (!this.#measuring) this.#measure(true);
-    });
+    };
+    subscribe('http.server.request.start', started);
+    subscribe(UPGRADE_START, started);
     subscribe('http.server.response.finish', () => {
       this.#finished++;
     });

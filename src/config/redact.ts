@@ -10,7 +10,8 @@ const URL_QUERY_SECRET = /([?&](?:password|passwd|pass|pwd)=)[^&#\s]*/gi;
  * A deep copy of a config that is safe to print: the value of every key that
  * looks secret (`password`, `apiKey`, `token`, …), the user info of every
  * URL (`https://user:pass@host`) and a `password` in a URL's query become `"[redacted]"`. Booleans and nulls
- * under such keys are kept: they are switches, not secrets (`cors.credentials`).
+ * under such keys are kept: they are switches, not secrets (`cors.credentials`). A list of secrets
+ * (`cookies.secrets`) keeps its length, each item redacted: how many are configured is no secret.
  *
  * @example
  * redactConfig({ db: { url: 'postgres://app:s3cret@db/app', password: 'x' } });
@@ -37,11 +38,16 @@ function redact(value: unknown, seen: WeakMap<object, unknown>): unknown {
   for (const [key, inner] of Object.entries(value)) {
     const secret = SECRET_KEY.test(key) && typeof inner !== 'boolean' && inner !== null && inner !== undefined;
     Object.defineProperty(out, key, {
-      value: secret ? REDACTED : redact(inner, seen),
+      value: secret ? redactedValue(inner) : redact(inner, seen),
       enumerable: true,
       writable: true,
       configurable: true,
     });
   }
   return out;
+}
+
+/** A secret key's value: `"[redacted]"`, or a list of as many for a list. */
+function redactedValue(value: unknown): unknown {
+  return Array.isArray(value) ? value.map(() => REDACTED) : REDACTED;
 }

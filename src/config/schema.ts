@@ -138,6 +138,96 @@ export const CONFIG_SCHEMA = object(
         maxAge: int(0, 86_400, { default: 600, description: 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`).' }),
       },
     ),
+    cookies: object(
+      { default: present, description: 'Cookies (`ctx.cookies`): the secrets that sign them.' },
+      {
+        secrets: strings(
+          { type: 'string', minLength: 32, maxLength: 4096 },
+          {
+            default: [],
+            description:
+              'Secrets of signed cookies (HMAC-SHA256), at least 32 characters each: the first signs, any verifies, so a new secret goes first and the old one stays until the cookies it signed have expired. Redacted by `flotilla config`. Empty: `signed: true` is an error.',
+          },
+        ),
+      },
+    ),
+    compression: object(
+      { default: present, description: 'Compression of response bodies, negotiated from `Accept-Encoding`.' },
+      {
+        enabled: bool({
+          default: true,
+          description:
+            'Compress compressible replies (JSON, text, XML, JavaScript, SVG…) of at least `thresholdBytes` with the best encoding the client accepts; `Vary: Accept-Encoding` on every compressible reply. Off when an ingress compresses.',
+        }),
+        thresholdBytes: int(0, 1_073_741_824, {
+          default: 1_024,
+          description: 'Buffered bodies smaller than this are sent as they are (streams are always compressed, their size being unknown).',
+        }),
+        encodings: {
+          type: 'array',
+          items: { enum: ['zstd', 'br', 'gzip'] },
+          minItems: 1,
+          uniqueItems: true,
+          default: ['zstd', 'br', 'gzip'],
+          description: "The encodings offered, in the server's order of preference among those the client weighs equally.",
+        },
+      },
+    ),
+    securityHeaders: object(
+      { default: present, description: 'Security headers on every reply; a route may replace any of them with `ctx.setHeader`.' },
+      {
+        enabled: bool({ default: true, description: 'Send the headers below; `false` sends none of them.' }),
+        contentTypeOptions: bool({ default: true, description: '`X-Content-Type-Options: nosniff`.' }),
+        frameOptions: {
+          enum: ['DENY', 'SAMEORIGIN', false],
+          default: 'DENY',
+          description: '`X-Frame-Options`; `false` sends none.',
+        },
+        contentSecurityPolicy: {
+          type: 'string',
+          maxLength: 4096,
+          pattern: '^[\\x20-\\x7E]*$',
+          default: "frame-ancestors 'none'",
+          description:
+            '`Content-Security-Policy` of every reply (the docs page sends its own); empty sends none. The default only forbids framing, as `X-Frame-Options` does for older browsers.',
+        },
+        referrerPolicy: {
+          enum: [
+            'no-referrer',
+            'no-referrer-when-downgrade',
+            'origin',
+            'origin-when-cross-origin',
+            'same-origin',
+            'strict-origin',
+            'strict-origin-when-cross-origin',
+            'unsafe-url',
+            false,
+          ],
+          default: 'no-referrer',
+          description: '`Referrer-Policy`; `false` sends none.',
+        },
+        crossOriginResourcePolicy: {
+          enum: ['same-origin', 'same-site', 'cross-origin', false],
+          default: 'same-origin',
+          description:
+            '`Cross-Origin-Resource-Policy`: which sites may embed the replies without CORS (`<img>`, `<script>`); CORS requests are not affected. `false` sends none.',
+        },
+        strictTransportSecurity: bool({
+          default: false,
+          description:
+            '`Strict-Transport-Security`: opt in once every client reaches the service over HTTPS (an ingress terminating TLS counts); browsers then refuse plain HTTP for `hstsMaxAgeS`.',
+        }),
+        hstsMaxAgeS: int(0, 63_072_000, {
+          default: 31_536_000,
+          description: '`max-age` of `Strict-Transport-Security`, in seconds (a year).',
+        }),
+        hstsIncludeSubDomains: bool({ default: true, description: '`includeSubDomains` in `Strict-Transport-Security`.' }),
+        hstsPreload: bool({
+          default: false,
+          description: '`preload` in `Strict-Transport-Security` (ask for it only when submitting the domain to the preload list).',
+        }),
+      },
+    ),
     limits: object(
       { default: present, description: 'Limits on the size of requests.' },
       {

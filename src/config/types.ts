@@ -34,6 +34,12 @@ export type DocsSecurityScheme = Inner<DocsConfig, 'securitySchemes'>[string];
 export type DocsTag = Inner<DocsConfig, 'tags'>[number];
 /** CORS settings (`cors`); see `CONFIG_SCHEMA.properties.cors`. */
 export interface CorsConfig extends Inner<KConfig, 'cors'> {}
+/** Cookie secrets (`cookies`); see `CONFIG_SCHEMA.properties.cookies`. */
+export interface CookiesConfig extends Inner<KConfig, 'cookies'> {}
+/** Response compression (`compression`); see `CONFIG_SCHEMA.properties.compression`. */
+export interface CompressionConfig extends Inner<KConfig, 'compression'> {}
+/** Security headers on every reply (`securityHeaders`); see `CONFIG_SCHEMA.properties.securityHeaders`. */
+export interface SecurityHeadersConfig extends Inner<KConfig, 'securityHeaders'> {}
 /** Request size limits (`limits`); see `CONFIG_SCHEMA.properties.limits`. */
 export interface LimitsConfig extends Inner<KConfig, 'limits'> {}
 /** Request and connection timeouts in ms (`timeouts`); see `CONFIG_SCHEMA.properties.timeouts`. */

@@ -44,6 +44,11 @@ export const FLOTILLA_ERRORS = {
   // handlers and middlewares at request time
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
   FLO_ERR_NEXT_TWICE: { base: Error, message: 'next() called more than once' },
+  FLO_ERR_NO_COOKIE_SECRETS: {
+    base: Error,
+    message: "ctx.cookies.{method}('{name}', { signed: true }) needs a secret: set cookies.secrets in the config",
+  },
+  FLO_ERR_BAD_COOKIE: { base: TypeError, message: "ctx.cookies.set('{name}'): {reason}" },
   FLO_ERR_NOT_A_WEBSOCKET: { base: Error, message: '{method} is for the ctx of a websocket route, once its socket is open' },
   // topics
   FLO_ERR_BAD_TOPIC: { base: TypeError, message: 'a topic must be a string of 1 to {max} characters, got {got}' },

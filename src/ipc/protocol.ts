@@ -214,7 +214,7 @@ export interface ServiceIdleMessage {
 
 /**
  * Service thread → primary: the service's setup ran and its `beforeServe` hooks are done (at once when
- * it has none); the primary forks the workers on the first one.
+ * it has none); the primary lets the workers that await it serve (`flotilla:serve`).
  */
 export interface ServiceReadyMessage {
   v: V;
@@ -250,6 +250,21 @@ export interface RateLimitCountsMessage {
   counts: RateLimitCount[];
 }
 
+/**
+ * Worker → primary: its setup registered `beforeServe` hooks, so it listens only once the primary's
+ * ran (`flotilla:serve`); meanwhile its start-up timeout is paused.
+ */
+export interface AwaitServeMessage {
+  v: V;
+  type: 'flotilla:await-serve';
+}
+
+/** Primary → worker: the service's `beforeServe` hooks ran in the primary; listen. */
+export interface ServeMessage {
+  v: V;
+  type: 'flotilla:serve';
+}
+
 export type WorkerMessage =
   | ListeningMessage
   | ShutdownCompleteMessage
@@ -261,6 +276,7 @@ export type WorkerMessage =
   | FirstRequestMessage
   | ServiceIdleMessage
   | ServiceReadyMessage
+  | AwaitServeMessage
   | PublishMessage
   | RateLimitHitsMessage;
 export type PrimaryMessage =
@@ -269,6 +285,7 @@ export type PrimaryMessage =
   | ConnectionMessage
   | HandoffEndMessage
   | DeliverMessage
+  | ServeMessage
   | RateLimitCountsMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
@@ -333,6 +350,8 @@ export const msg = {
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
   serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
+  awaitServe: (): AwaitServeMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:await-serve' }),
+  serve: (): ServeMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:serve' }),
   publish: (topic: string, data: string, binary: boolean): PublishMessage => ({
     v: PROTOCOL_VERSION,
     type: 'flotilla:publish',
@@ -431,6 +450,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:handoff-ack': { accepted: boolean },
   'flotilla:service-idle': {},
   'flotilla:service-ready': {},
+  'flotilla:await-serve': {},
   'flotilla:first-request': { pid },
   'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-hits': { hits },
@@ -440,6 +460,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
+  'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-counts': { counts },
 };

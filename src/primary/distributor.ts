@@ -25,6 +25,8 @@ export interface DistributorOptions {
   /** `overload.queueIntervalMs`: the longest wait while the queue keeps emptying; a queue not empty for this long is standing. */
   intervalMs: number;
   retryAfterS: number;
+  /** Raw head lines the 503 carries: the security headers (`headerLines` of src/app/security-headers.ts). */
+  headers?: string;
   /**
    * Request paths (`/health`) whose connections, once the primary has read their request line while
    * they wait, leave the queue first and are never shed: a readiness probe must not fail because the
@@ -283,7 +285,7 @@ export class Distributor {
         continue;
       }
       waiting.release();
-      answerOverloaded(waiting.socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0] });
+      answerOverloaded(waiting.socket, { retryAfterS: this.#o.retryAfterS, head: waiting.head[0], headers: this.#o.headers ?? '' });
       this.#o.metrics.shed('queue');
     }
     this.#queue.length = kept;

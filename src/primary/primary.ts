@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { headerLines, securityHeaderList } from '../app/security-headers.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
@@ -66,8 +67,12 @@ export class Primary {
   readonly #distributor: Distributor | undefined;
   readonly #done = Promise.withResolvers<number>();
   #listened = false;
-  /** The workers were forked: the first service thread was ready (its `beforeServe` hooks done). */
-  #forked = false;
+  /**
+   * The service thread is wanted: a worker listens, or one awaits the service's `beforeServe` hooks
+   * (`flotilla:await-serve`). Until then it does not start: on a machine with as many cores as workers,
+   * loading the service here at the same time would slow the workers' start-up down.
+   */
+  readonly #serviceWanted = Promise.withResolvers<void>();
   #metricsServer: Server | undefined;
   #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
@@ -111,6 +116,7 @@ export class Primary {
         targetMs: overload.queueTargetMs,
         intervalMs: overload.queueIntervalMs,
         retryAfterS: overload.retryAfterS,
+        headers: headerLines(securityHeaderList(config.securityHeaders)),
         priorityPaths: config.disableHealth ? [] : ['/health'],
         logger,
         metrics: {
@@ -138,6 +144,7 @@ export class Primary {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
         options.onListening?.(address);
         this.#listened = true;
+        this.#serviceWanted.resolve();
       },
       onMessage: (worker, message) => {
         if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
@@ -146,6 +153,7 @@ export class Primary {
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
         else if (message.type === 'flotilla:publish') this.#topics.published(message);
+        else if (message.type === 'flotilla:await-serve') this.#serviceWanted.resolve();
       },
       onFork: (worker) => this.#exposition.join(keyOf(worker)),
       onExit: (worker) => {
@@ -175,6 +183,7 @@ export class Primary {
     }
     this.#port = port;
     const untrap = this.#trapSignals();
+    this.#supervisor.start();
     void this.#startOwnParts();
     const code = await this.#done.promise;
     untrap();
@@ -202,8 +211,9 @@ export class Primary {
   }
 
   /**
-   * The metrics endpoint, then the service thread; the workers are forked once the thread is ready
-   * (the service's `beforeServe` hooks ran: migrations are done before any worker serves).
+   * The metrics endpoint, then, once a worker listens or awaits the service's `beforeServe` hooks, the
+   * service thread: the workers that await the hooks listen once it is ready (migrations are done
+   * before any worker serves).
    */
   async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
@@ -218,8 +228,7 @@ export class Primary {
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
       if (config.coordination.url !== undefined && this.#shutdown === undefined)
         this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
-      // the service thread first, and the workers once it is ready: whatever the service's primary part
-      // must do before anything is served (`app.beforeServe`) is done when the first worker listens
+      await this.#serviceWanted.promise;
       if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
@@ -257,19 +266,13 @@ export class Primary {
         else this.#exposition.retire(key);
       },
       onAlive: (thread) => this.#exposition.touch(`service:${host}.${thread}`),
-      onReady: () => this.#forkWorkers(),
+      // the service's `beforeServe` hooks ran: the workers that await them listen
+      onReady: () => this.#supervisor.serve(),
       onBootFailed: (message) => this.#bootFailed(message),
       onCrashLoop: () => void this.shutdown('service thread crash loop', 1),
       onPublish: (message) => this.#topics.published(message),
     });
     this.#host.start();
-  }
-
-  /** Forks the workers, once: on the first service thread's `flotilla:service-ready`. */
-  #forkWorkers(): void {
-    if (this.#forked || this.#shutdown !== undefined) return;
-    this.#forked = true;
-    this.#supervisor.start();
   }
 
   #workerStart(slot: number): string {

@@ -101,7 +101,7 @@ try {
   bootFailed('service', describeServiceError(error, servicePath));
 }
 try {
-  // the `beforeServe` hooks: the workers are forked once they are done; one that fails ends the thread
+  // the `beforeServe` hooks: the workers that await them listen once they are done; one that fails ends the thread
   // with its error, which the host restarts with backoff (a crash loop stops the cluster)
   await part.prepare();
 } catch (error) {

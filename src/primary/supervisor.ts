@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { describeInvalid, isFlotillaMessage, isWorkerMessage, type WorkerRoutes } from '../ipc/protocol.ts';
+import { describeInvalid, isFlotillaMessage, isWorkerMessage, msg, type WorkerRoutes } from '../ipc/protocol.ts';
 import { exitReason } from './exit-reason.ts';
 import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
@@ -36,6 +36,10 @@ export class Supervisor {
   #restarting = true;
   /** `start()` forked the first workers: until then a replacement or a resize forks nothing (start forks on the config current then). */
   #started = false;
+  /** The service's `beforeServe` hooks ran in the primary (`serve()`): a worker that awaits them listens at once. */
+  #serving = false;
+  /** Workers whose service has `beforeServe` hooks, waiting for `serve()` (their start-up timeout paused). */
+  readonly #awaiting = new Set<Worker>();
   #announced = false;
   #allExited = Promise.withResolvers<void>();
   /** Workers that exited during shutdown with a non-zero code or by a signal. */
@@ -210,6 +214,11 @@ export class Supervisor {
     const worker = this.#spawn(slot);
     if (worker === undefined) return;
     slot.worker = worker;
+    this.#armStartup(slot, worker);
+  }
+
+  #armStartup(slot: Slot, worker: Worker): void {
+    clearTimeout(slot.startupTimer);
     slot.startupTimer = setTimeout(() => {
       slot.failure = 'startup-timeout';
       this.#o.logger.error(
@@ -218,6 +227,26 @@ export class Supervisor {
       );
       worker.process.kill('SIGKILL');
     }, this.#o.startupTimeoutMs);
+  }
+
+  /**
+   * The service's `beforeServe` hooks ran in the primary's service thread: the workers that await them
+   * listen now (their start-up timeout starts again), and those that ask later at once.
+   */
+  serve(): void {
+    this.#serving = true;
+    for (const worker of this.#awaiting) this.#serveWorker(worker);
+    this.#awaiting.clear();
+  }
+
+  #serveWorker(worker: Worker): void {
+    const slot = this.#owners.get(worker);
+    if (slot?.worker === worker && !slot.up) this.#armStartup(slot, worker);
+    try {
+      if (worker.isConnected()) worker.send(msg.serve());
+    } catch {
+      // a worker whose channel closed is on its way out: its exit is handled as any other
+    }
   }
 
   #markUp(slot: Slot, worker: Worker, address?: { host: string; port: number }): void {
@@ -262,6 +291,15 @@ export class Supervisor {
         break;
       case 'flotilla:boot-failed':
         if (slot?.worker === worker) slot.failure = 'boot-failure';
+        break;
+      case 'flotilla:await-serve':
+        if (this.#serving) {
+          this.#serveWorker(worker);
+          break;
+        }
+        // it waits for the primary's service thread, not for its own start: no start-up timeout meanwhile
+        if (slot?.worker === worker) clearTimeout(slot.startupTimer);
+        this.#awaiting.add(worker);
         break;
     }
     this.#o.onMessage(worker, message);
@@ -321,6 +359,7 @@ export class Supervisor {
 
   #onExit(slot: Slot, worker: Worker, code: number | null, signal: string | null): void {
     this.#owners.delete(worker);
+    this.#awaiting.delete(worker);
     this.#watch.unwatch(worker);
     this.#o.onExit(worker);
     const workerPid = worker.process.pid;

@@ -1,7 +1,9 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
-/** Node's own channel: published for every request a node:http server receives, before its handler runs. */
-const CHANNEL = 'http.server.request.start';
+import { UPGRADE_START } from '../app/websocket-route.ts';
+
+/** Node's own channel (published for every request a node:http server receives, before its handler runs) and flotilla's for upgrades. */
+const CHANNELS = ['http.server.request.start', UPGRADE_START];
 
 /**
  * Calls `then` once, as the process's first HTTP request arrives, before the
@@ -17,8 +19,10 @@ export function onFirstRequest(then: () => void): void {
     if (seen) return;
     seen = true;
     // not while the channel is publishing: the other subscribers of this request still get it
-    queueMicrotask(() => unsubscribe(CHANNEL, first));
+    queueMicrotask(() => {
+      for (const name of CHANNELS) unsubscribe(name, first);
+    });
     then();
   };
-  subscribe(CHANNEL, first);
+  for (const name of CHANNELS) subscribe(name, first);
 }

@@ -19,11 +19,14 @@ export class HandedConnections implements ConnectionSource {
   readonly address: { host: string; port: number };
   readonly #ended = Promise.withResolvers<void>();
   readonly #retryAfterS: number;
+  readonly #headers: string;
   #take: ((socket: Socket, head: Buffer | undefined) => boolean) | undefined;
 
-  constructor(address: { host: string; port: number }, retryAfterS: number) {
+  /** `headers`: raw head lines of the 503 (the security headers, `headerLines`). */
+  constructor(address: { host: string; port: number }, retryAfterS: number, headers = '') {
     this.address = address;
     this.#retryAfterS = retryAfterS;
+    this.#headers = headers;
   }
 
   get ended(): Promise<void> {
@@ -43,7 +46,7 @@ export class HandedConnections implements ConnectionSource {
     if (socket === undefined) return true;
     const bytes = head === '' ? undefined : Buffer.from(head, 'base64');
     if (this.#take?.(socket, bytes) === true) return true;
-    answerOverloaded(socket, { retryAfterS: this.#retryAfterS, ...(bytes === undefined ? {} : { head: bytes }) });
+    answerOverloaded(socket, { retryAfterS: this.#retryAfterS, headers: this.#headers, ...(bytes === undefined ? {} : { head: bytes }) });
     return false;
   }
 

@@ -1,5 +1,7 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
+import { headerLines, securityHeaderList } from '../app/security-headers.ts';
+import { awaitsStartHooks } from '../app/start-hooks.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
@@ -35,7 +37,11 @@ const config = adoptResolvedConfig(start.config);
 // balancing: primary: the primary accepts the connections and hands them over (src/primary/distributor.ts)
 const handed =
   config.cluster.balancing === 'primary'
-    ? new HandedConnections({ host: config.host, port: config.port }, config.overload.retryAfterS)
+    ? new HandedConnections(
+        { host: config.host, port: config.port },
+        config.overload.retryAfterS,
+        headerLines(securityHeaderList(config.securityHeaders)),
+      )
     : undefined;
 /** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
 const RATE_LIMIT_MARGIN_MS = 500;
@@ -71,6 +77,12 @@ const send = (message: WorkerMessage, then?: () => void) => {
   else then?.();
 };
 let shuttingDown = false;
+/** The primary's `flotilla:serve`: its service thread ran the service's `beforeServe` hooks. */
+const served = Promise.withResolvers<void>();
+const primaryServes = () => {
+  send(msg.awaitServe());
+  return served.promise;
+};
 // a worker that received requests and died is no boot failure: the primary must know it before any heartbeat
 onFirstRequest(() => send(msg.firstRequest(process.pid)));
 
@@ -161,6 +173,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       if (handed === undefined) dropHandle(handle);
       else send(msg.handoffAck(handed.received(handle, message.head)));
       break;
+    case 'flotilla:serve':
+      served.resolve();
+      break;
     case 'flotilla:handoff-end':
       handed?.end();
       break;
@@ -197,6 +212,8 @@ async function boot(): Promise<void> {
     }
     return bootFailed('service', describeServiceError(error, start.servicePath), error);
   }
+  // the service has `beforeServe` hooks: the primary's service thread runs them, then tells this worker to listen
+  if (awaitsStartHooks(app)) await primaryServes();
   // told to leave while its setup ran (a reload's replacements came up first): the shutdown sequence ends it
   if (shuttingDown) return;
   const listening = app.listen();

@@ -42,9 +42,9 @@ describe('CORS', () => {
     const app = corsApp(undefined);
     const res = await app.inject({ url: '/books', headers: { origin: SITE } });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.headers['vary'], 'Origin');
+    assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
     assert.equal(res.headers['access-control-allow-origin'], undefined);
-    assert.equal((await app.inject('/books')).headers['vary'], 'Origin');
+    assert.equal((await app.inject('/books')).headers['vary'], 'Origin, Accept-Encoding');
   });
 
   test('an allowed origin is echoed, with the exposed headers', async () => {
@@ -53,7 +53,7 @@ describe('CORS', () => {
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['access-control-allow-origin'], SITE);
     assert.equal(res.headers['access-control-expose-headers'], 'X-Request-Id');
-    assert.equal(res.headers['vary'], 'Origin');
+    assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
     assert.equal(res.headers['access-control-allow-credentials'], undefined);
   });
 
@@ -62,14 +62,14 @@ describe('CORS', () => {
     const res = await app.inject({ url: '/books', headers: { origin: 'https://evil.example' } });
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['access-control-allow-origin'], undefined);
-    assert.equal(res.headers['vary'], 'Origin');
+    assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
   });
 
   test("'*' allows any origin with a literal '*'", async () => {
     const app = corsApp({ origins: ['*'] });
     const res = await app.inject({ url: '/books', headers: { origin: 'https://anyone.example' } });
     assert.equal(res.headers['access-control-allow-origin'], '*');
-    assert.equal(res.headers['vary'], 'Origin');
+    assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
   });
 
   test('credentials echo the origin and allow credentials', async () => {
@@ -114,7 +114,7 @@ describe('CORS', () => {
       const res = await app.inject({ url, headers: { origin: SITE } });
       assert.ok(res.statusCode >= 400);
       assert.equal(res.headers['access-control-allow-origin'], SITE, url);
-      assert.equal(res.headers['vary'], 'Origin');
+      assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
     }
   });
 

@@ -77,3 +77,9 @@ test('__proto__ keys and cycles are copied safely', () => {
   const a = redacted['a'] as Record<string, unknown>;
   assert.equal(a['self'], a);
 });
+
+test('cookies.secrets: each secret is redacted, their number kept', () => {
+  const config = resolveConfig({ cookies: { secrets: ['a'.repeat(32), 'b'.repeat(40)] } });
+  assert.deepEqual(redactConfig(config).cookies, { secrets: ['[redacted]', '[redacted]'] });
+  assert.ok(!JSON.stringify(redactConfig(config)).includes('a'.repeat(32)));
+});

@@ -102,6 +102,12 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
     await app.inject('/twice');
     throw caught;
   },
+  FLO_ERR_NO_COOKIE_SECRETS: async () => {
+    throw await thrownInHandler((ctx) => ctx.cookies.set('session', 'u1', { signed: true }));
+  },
+  FLO_ERR_BAD_COOKIE: async () => {
+    throw await thrownInHandler((ctx) => ctx.cookies.set('a b', 'x'));
+  },
   FLO_ERR_BAD_HOOK: () => quietApp().onShutdown('nope' as never),
   FLO_ERR_BAD_HEALTH_CHECKER: () => quietApp().registerHealthChecker({ name: '', check: async () => {} }),
   FLO_ERR_DUPLICATE_HEALTH_CHECKER: () => {

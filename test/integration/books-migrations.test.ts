@@ -3,7 +3,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { ClusterProcess, configYaml } from '../../tools/cluster-process.ts';
+import { ClusterProcess, configYaml, type LogLine } from '../../tools/cluster-process.ts';
 import { byMsg, CLI, get, tempFiles } from '../helpers/cluster.ts';
 import { postgresServer, SKIP_WITHOUT_POSTGRES } from '../helpers/postgres-server.ts';
 
@@ -23,17 +23,23 @@ function books(t: TestContext, settings: Record<string, unknown>): ClusterProces
 
 const migrated = byMsg('database migrated');
 const upToDate = byMsg('database schema up to date');
+/** When a line was logged (its own time: the service thread's lines reach stdout in batches, later than the workers'). */
+const loggedAt = (line: LogLine | undefined) => Date.parse(String(line?.['time']));
 
 test('SQLite, 2 workers: the migrations and the seed run once, in the primary, before any worker listens', async (t: TestContext) => {
   const file = join(tempFiles(t, {}), 'books.sqlite');
   const cluster = books(t, { databaseFile: file });
   await cluster.ready(2, 30_000);
+  await cluster.waitFor(byMsg('beforeServe hooks done'), 'the primary part of the service');
   const runs = cluster.lines.filter(migrated);
   t.assert.strictEqual(runs.length, 1, cluster.tail());
   t.assert.strictEqual(runs[0]?.pid, cluster.pid, 'in the primary');
   t.assert.deepStrictEqual(runs[0]?.['applied'], ['0001-books', 'seed-books']);
   const firstListening = cluster.lines.find(byMsg('worker listening'));
-  t.assert.ok(firstListening !== undefined && runs[0] !== undefined && firstListening.at >= runs[0].at);
+  t.assert.ok(
+    loggedAt(firstListening) >= loggedAt(runs[0]),
+    `no worker listened before the migrations were done: ${JSON.stringify([firstListening, runs[0]])}`,
+  );
   const page = JSON.parse((await get(cluster.appPort, '/api/books?page=250')).body) as { total: number; data: unknown[] };
   t.assert.deepStrictEqual([page.total, page.data.length], [5_000, 20]);
 
@@ -43,6 +49,7 @@ test('SQLite, 2 workers: the migrations and the seed run once, in the primary, b
 
   const again = books(t, { databaseFile: file });
   await again.ready(2, 30_000);
+  await again.waitFor(byMsg('beforeServe hooks done'), 'the primary part of the service');
   t.assert.strictEqual(again.lines.filter(migrated).length, 0, 'the second start migrates nothing');
   t.assert.strictEqual(again.lines.filter(upToDate).length, 1);
   const db = new DatabaseSync(file, { readOnly: true });
@@ -56,6 +63,7 @@ test('PostgreSQL, two replicas of 2 workers started together: one migrates, the 
   const server = await postgresServer(t);
   const replicas = [books(t, { databaseUrl: server.url }), books(t, { databaseUrl: server.url })];
   await Promise.all(replicas.map((r) => r.ready(2, 30_000)));
+  await Promise.all(replicas.map((r) => r.waitFor(byMsg('beforeServe hooks done'), 'the primary part of the service')));
   const lines = replicas.flatMap((r) => r.lines);
   t.assert.strictEqual(lines.filter(migrated).length, 1, replicas.map((r) => r.tail()).join('\n'));
   t.assert.strictEqual(lines.filter(upToDate).length, 1);

@@ -58,6 +58,7 @@ test('config prints the effective config as JSON, defaults applied and secrets r
   const yaml = clusterYaml({
     docs: { servers: ['https://admin:hunter2@api.example.com - production'] },
     coordination: { url: 'redis://:hunter2@redis.internal:6379' },
+    cookies: { secrets: ['hunter2-the-current-cookie-secret-xx', 'hunter2-the-previous-cookie-secret-x'] },
   });
   const file = join(tempFiles(t, { 'app.yaml': yaml }), 'app.yaml');
   const run = await flotilla('config', '--config', file);
@@ -67,6 +68,7 @@ test('config prints the effective config as JSON, defaults applied and secrets r
   const config = JSON.parse(run.stdout) as Record<string, Record<string, unknown>>;
   t.assert.deepStrictEqual(config['docs']?.['servers'], ['https://[redacted]@api.example.com - production']);
   t.assert.strictEqual(config['coordination']?.['url'], 'redis://[redacted]@redis.internal:6379');
+  t.assert.deepStrictEqual(config['cookies']?.['secrets'], ['[redacted]', '[redacted]'], 'each secret, the count kept');
   t.assert.strictEqual(config['coordination']?.['leaseTtlMs'], 15_000);
   t.assert.strictEqual(config['workers'], 2);
   t.assert.strictEqual(config['shutdown']?.['timeoutMs'], 10_000, 'defaults are filled in');

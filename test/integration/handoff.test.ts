@@ -59,6 +59,9 @@ test('with every worker saturated, the primary answers the excess itself: 503 OV
   for (const o of shed) {
     t.assert.match(o.head, /\r\nRetry-After: 1\r\n/);
     t.assert.match(o.head, /\r\nContent-Type: application\/problem\+json\r\n/);
+    // the primary's raw answer carries the security headers of every other reply
+    t.assert.match(o.head, /\r\nX-Content-Type-Options: nosniff\r\n/);
+    t.assert.match(o.head, /\r\nCross-Origin-Resource-Policy: same-origin\r\n/);
     const problem = JSON.parse(o.body) as { code: string; status: number; instance: string };
     t.assert.strictEqual(problem.code, 'OVERLOADED');
     t.assert.strictEqual(problem.status, 503);
@@ -66,6 +69,7 @@ test('with every worker saturated, the primary answers the excess itself: 503 OV
   }
   // nothing is lost: every other connection is answered by a worker once it is free again
   for (const o of excess) t.assert.ok(o.status === 503 || o.status === 200, `outcome ${o.status}`);
+  for (const o of excess.filter((e) => e.status === 200)) t.assert.match(o.head, /\r\nX-Frame-Options: DENY\r\n/i);
   for (const o of await Promise.all(busy)) t.assert.strictEqual(o.status, 200);
   const text = await scrapeUntil(metricsPort, (s) => (sample(s, 'flotilla_requests_shed_total{reason="queue"}') ?? 0) >= shed.length);
   t.assert.strictEqual(sample(text, 'flotilla_requests_shed_total{reason="queue"}'), shed.length);

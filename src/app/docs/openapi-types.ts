@@ -10,7 +10,7 @@ import type { JsonSchema } from '../route.ts';
  */
 export interface OpenApiParameter {
   name: string;
-  in: 'path' | 'query' | 'header';
+  in: 'path' | 'query' | 'header' | 'cookie';
   required: boolean;
   schema: JsonSchema;
   description?: string;

@@ -9,7 +9,7 @@ const RESERVED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 /**
  * The parameters of an operation: every path parameter of the template (typed
  * by `schema.params`, else a string), then `schema.querystring`,
- * `page`/`limit` for paginated routes, and `schema.headers`.
+ * `page`/`limit` for paginated routes, `schema.headers`, and `schema.cookies`.
  *
  * @example
  * parametersOf(route, [{ name: 'id', key: 'id' }]); // [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]
@@ -27,6 +27,7 @@ export function parametersOf(route: Route, pathParams: readonly TemplateParam[])
     parameters.push(...PAGE_PARAMETERS.filter((p) => !names.has(p.name)));
   }
   parameters.push(...fromObjectSchema(route.schema?.headers, 'header').filter((h) => !RESERVED_HEADERS.has(h.name.toLowerCase())));
+  parameters.push(...fromObjectSchema(route.schema?.cookies, 'cookie'));
   return parameters;
 }
 
@@ -51,7 +52,7 @@ function fallbackSchema(p: TemplateParam): JsonSchema {
   return p.pattern === undefined ? { type: 'string' } : { type: 'string', pattern: p.pattern };
 }
 
-function fromObjectSchema(schema: JsonSchema | undefined, location: 'query' | 'header'): OpenApiParameter[] {
+function fromObjectSchema(schema: JsonSchema | undefined, location: 'query' | 'header' | 'cookie'): OpenApiParameter[] {
   const { properties, required } = propertiesOf(schema);
   return Object.entries(properties).map(([name, property]) => parameter(name, location, required.has(name), property));
 }

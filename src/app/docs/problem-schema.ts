@@ -63,7 +63,7 @@ export const VALIDATION_ISSUE_SCHEMA: JsonSchema = {
   type: 'object',
   required: ['in', 'path', 'message'],
   properties: {
-    in: { enum: ['params', 'querystring', 'headers', 'body'], description: 'The part of the request that failed' },
+    in: { enum: ['params', 'querystring', 'headers', 'cookies', 'body'], description: 'The part of the request that failed' },
     path: { type: 'string', description: 'JSON Pointer of the failing value inside that part', examples: ['/title'] },
     message: { type: 'string', examples: ['must be string'] },
   },

@@ -34,7 +34,12 @@ export function responsesOf(route: Route): Record<string, OpenApiResponse> {
   if (!Object.keys(responses).some((code) => /^[123]/.test(code))) responses['200'] = { description: 'OK' };
 
   const s = route.schema;
-  const checksInput = s?.params !== undefined || s?.querystring !== undefined || s?.headers !== undefined || s?.body !== undefined;
+  const checksInput =
+    s?.params !== undefined ||
+    s?.querystring !== undefined ||
+    s?.headers !== undefined ||
+    s?.cookies !== undefined ||
+    s?.body !== undefined;
   if (checksInput || route.paginated !== undefined) responses['400'] ??= problemResponse('Bad Request: the request failed validation');
   responses['404'] ??= problemResponse('Not Found');
   const body = requestBodyOf(route);

@@ -56,6 +56,11 @@ const routes: Route[] = [
         required: ['x-tenant'],
         properties: { 'x-tenant': { type: 'string' }, 'content-type': { type: 'string' } },
       },
+      cookies: {
+        type: 'object',
+        required: ['session'],
+        properties: { session: { type: 'string', description: 'The signed session id' }, theme: { enum: ['light', 'dark'] } },
+      },
       body: { type: 'object' },
     },
   },
@@ -192,7 +197,7 @@ describe('buildOpenApi', () => {
     assert.equal(doc.paths['/authors/{id}']?.get?.parameters?.length, 1);
   });
 
-  test('query and header parameters come from the schemas; Content-Type is not a header parameter', () => {
+  test('query, header and cookie parameters come from the schemas; Content-Type is not a header parameter', () => {
     const cover = doc.paths['/books/{id}/covers/{size}']?.put;
     assert.deepEqual(
       cover?.parameters?.map((p) => [p.name, p.in, p.required]),
@@ -200,8 +205,20 @@ describe('buildOpenApi', () => {
         ['id', 'path', true],
         ['size', 'path', true],
         ['x-tenant', 'header', true],
+        ['session', 'cookie', true],
+        ['theme', 'cookie', false],
       ],
     );
+    const session = cover?.parameters?.find((p) => p.name === 'session');
+    assert.deepEqual(session, {
+      name: 'session',
+      in: 'cookie',
+      required: true,
+      schema: { type: 'string', description: 'The signed session id' },
+      description: 'The signed session id',
+    });
+    // a route that checks its cookies can answer 400
+    assert.ok(cover?.responses['400'] !== undefined);
   });
 
   test('paginated routes document page and limit and the page envelope', () => {

@@ -3,10 +3,10 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { TopicPayload, TopicTransport } from '../app/topic-transport.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import type { Coordinator } from '../coordination/coordinator.ts';
+import { openCoordinator } from '../coordination/start.ts';
+import { decodeEnvelope, encodeEnvelope } from '../coordination/topic-envelope.ts';
 import { decodePayload, encodePayload } from '../ipc/payload.ts';
-import type { Coordinator } from './coordinator.ts';
-import { openCoordinator } from './start.ts';
-import { decodeEnvelope, encodeEnvelope } from './topic-envelope.ts';
 
 /**
  * A standalone App's topics with `coordination.url`: a publish is delivered to the App's own sockets
