@@ -8,7 +8,7 @@
  * await app.listen();
  */
 
-export { App, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export { App, type AppConfig, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
 export type {
   BodyKind,
   BufferedMultipart,
@@ -52,6 +52,7 @@ export {
   parsePagination,
   type Repository,
 } from './app/pagination.ts';
+export { clientAddress, type RateLimitOptions } from './app/rate-limit/policy.ts';
 export type { RequestContext } from './app/request-context.ts';
 export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
 export type { ShutdownHook } from './app/shutdown.ts';

@@ -10,6 +10,8 @@ import { ReplicaTopics } from '../cluster/replica-topics.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
+import type { CounterStore } from '../coordination/counter-store.ts';
+import { openCounterStore } from '../coordination/counter-stores.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -17,6 +19,7 @@ import { admissionGauge } from '../metrics/admission-metrics.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
+import { rateLimitCounter } from '../metrics/rate-limit-metrics.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
@@ -37,6 +40,8 @@ import { InFlight, type RequestRoutes } from './in-flight.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { createLogger } from './logger.ts';
 import { createRequestHandler, handlerTimedOut, type PipelineHost } from './pipeline.ts';
+import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
+import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './route.ts';
 import { joinPath, type RouteRegistration, Router } from './router.ts';
@@ -81,9 +86,23 @@ export interface AppOptions {
   reusePort?: boolean;
   /** Bind no socket: the connections come from this source (the cluster's primary hands them over). */
   connections?: ConnectionSource;
+  /**
+   * Where rate limits are counted (default: in this process, or at the coordinator with
+   * `coordination.url`); a cluster worker counts at its primary, for the whole cluster.
+   */
+  counterStore?: CounterStore;
   /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
   topics?: TopicTransport;
 }
+
+/**
+ * What `new App(config)` takes: a {@link KConfig}, whose `rateLimit` may also carry a `key`
+ * function in code (the YAML file's cannot).
+ *
+ * @example
+ * new App({ rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => String(ctx.headers['x-api-key']) } });
+ */
+export type AppConfig = Omit<KConfig, 'rateLimit'> & { rateLimit?: RateLimitOptions };
 
 /**
  * The application (seed: `core.New(cfg) *App`): request logging, CORS,
@@ -122,18 +141,36 @@ export class App implements Registrar {
   readonly #runSchedulers: boolean;
   readonly #startHooks: StartHook[] = [];
   #openapi: { version: number; document: OpenApiDocument } | undefined;
+  /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
+  readonly #rateLimit: RateLimitPolicy | false | undefined;
+  /** What the rate-limited routes share; made with the first one (a service without limits has no store). */
+  #limits: LimiterHost | undefined;
+  readonly #counterStore: CounterStore | undefined;
   /** The open WebSockets; made with the first websocket route. */
   #hub: WebSocketHub | undefined;
   readonly #topics: TopicTransport;
   #publishes: ((topic: string) => void) | undefined;
   #published = 0;
 
-  constructor(config?: KConfig, options: AppOptions = {}) {
-    this.config = resolveConfig(config ?? {});
+  constructor(config?: KConfig | AppConfig, options: AppOptions = {}) {
+    const { plain, key } = splitRateLimitKey(config);
+    this.config = resolveConfig(plain ?? {});
+    this.#counterStore = options.counterStore;
+    const own = this.config.rateLimit;
+    this.#rateLimit = rateLimitPolicy(
+      own === undefined ? undefined : { ...own, ...(key === undefined ? {} : { key }) },
+      'default',
+      'the App',
+    );
     this.role = options.role ?? 'standalone';
     this.logger = createLogger(this.config, options.logStream, options.logBindings);
     const { limits, timeouts, overload } = this.config;
-    this.#router = new Router({ maxParamLength: limits.paramLength, bodyLimit: limits.bodyBytes, handlerMs: timeouts.handlerMs });
+    this.#router = new Router({
+      maxParamLength: limits.paramLength,
+      bodyLimit: limits.bodyBytes,
+      handlerMs: timeouts.handlerMs,
+      limiter: (policy, route) => routeLimit(policy, route, this.#limiterHost()),
+    });
     this.#registry = new Registry();
     const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
     if (options.processMetrics ?? serveMetrics) registerProcessMetrics(this.#registry);
@@ -178,6 +215,7 @@ export class App implements Registrar {
       closed: () => {
         this.#admission?.stop();
         this.#timeouts?.stop();
+        this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
       },
     });
     const { docs } = this.config;
@@ -215,7 +253,7 @@ export class App implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#addRoute(route, '', [], [this.#requestHooks]);
+    for (const route of controller.routes()) this.#addRoute(route, '', [], [this.#requestHooks], { rateLimit: this.#rateLimit });
   }
 
   use(module: Module): void {
@@ -224,12 +262,16 @@ export class App implements Registrar {
 
   /**
    * Routes under `prefix`, with middlewares run before each route's own; options first when given
-   * (`{ security }`, see {@link GroupOptions}).
+   * (`{ security, rateLimit }`, see {@link GroupOptions}).
+   *
+   * @example
+   * const api = app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
    */
   group(prefix: string, ...args: GroupArgs): Group {
     const { options, middlewares } = groupArgs(prefix, args);
-    const add: AddRoute = (r, p, m, h) => this.#addRoute(r, p, m, h);
-    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security);
+    const add: AddRoute = (r, p, m, h, rateLimit) => this.#addRoute(r, p, m, h, { rateLimit });
+    const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
+    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security, rateLimit);
   }
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
@@ -423,6 +465,15 @@ export class App implements Registrar {
     return this.#hub;
   }
 
+  #limiterHost(): LimiterHost {
+    this.#limits ??= {
+      store: this.#counterStore ?? openCounterStore(this.config, this.logger),
+      counter: this.config.metrics.enabled ? rateLimitCounter(this.#registry) : undefined,
+      logger: this.logger.child({ component: 'rate-limit' }),
+    };
+    return this.#limits;
+  }
+
   #createAdmission(targetMs: number, intervalMs: number): Admission {
     const gauge = this.config.metrics.enabled ? admissionGauge(this.#registry) : undefined;
     const onChange = (shedding: boolean, delayMs: number) => {
@@ -491,6 +542,19 @@ export class App implements Registrar {
 }
 
 export type { AddressInfo, InjectResponse, Server };
+
+/**
+ * The config without `rateLimit.key` (a function: not for the schema, nor for a YAML file), and the key.
+ * A config with none is returned as is (a resolved one stays resolved).
+ */
+function splitRateLimitKey(config: KConfig | AppConfig | undefined): { plain: KConfig | undefined; key: unknown } {
+  const limit = config?.rateLimit as Record<string, unknown> | undefined;
+  if (config === undefined || typeof limit !== 'object' || limit === null || !('key' in limit)) {
+    return { plain: config as KConfig | undefined, key: undefined };
+  }
+  const { key, ...rest } = limit;
+  return { plain: { ...config, rateLimit: rest } as KConfig, key };
+}
 
 function withoutListenerLimit(controller: AbortController): AbortController {
   setMaxListeners(0, controller.signal);

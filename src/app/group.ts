@@ -8,6 +8,7 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
 import { isRecord } from '../utils/is-record.ts';
 import { checkSecurity } from './docs/security.ts';
 import type { HealthChecker } from './health.ts';
+import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import type { AppRole, Registrar } from './registrar.ts';
 import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
 import { joinPath } from './router.ts';
@@ -19,7 +20,13 @@ import type { StartHook } from './start-hooks.ts';
  * Adds a route under a prefix with the middlewares and the `onRequest` hooks in force there: the
  * hooks as the arrays of the App and of each enclosing group, so that a hook added later still applies.
  */
-export type AddRoute = (route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain) => void;
+export type AddRoute = (
+  route: Route,
+  prefix: string,
+  middlewares: readonly Middleware[],
+  hooks: HookChain,
+  rateLimit: RateLimitPolicy | false | undefined,
+) => void;
 
 /** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
 export type HookChain = readonly (readonly RequestHook[])[];
@@ -36,6 +43,11 @@ export interface GroupOptions {
    * a subgroup's own replaces it. Each scheme must be declared in `docs.securitySchemes`.
    */
   security?: readonly SecurityRequirement[];
+  /**
+   * A rate limit shared by the group's routes (and its subgroups'), unless a subgroup or a route sets
+   * its own (see `Route.rateLimit`); `false`: none, not even the App's.
+   */
+  rateLimit?: RateLimitOptions | false;
 }
 
 /**
@@ -44,10 +56,11 @@ export interface GroupOptions {
  * @example
  * app.group('/api', audit, timing); // middlewares only
  * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
+ * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
  */
 export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
 
-const GROUP_OPTIONS: readonly string[] = ['security'] satisfies (keyof GroupOptions)[];
+const GROUP_OPTIONS: readonly string[] = ['security', 'rateLimit'] satisfies (keyof GroupOptions)[];
 
 /**
  * Splits `group(prefix, …)`'s arguments into its options (a plain object first) and its middlewares.
@@ -89,6 +102,8 @@ export class Group implements Registrar {
   /** The hooks of the enclosing App and groups, then this group's own. */
   readonly #hooks: HookChain;
   readonly #own: RequestHook[] = [];
+  /** The rate limit of its routes: its own, else the enclosing group's or the App's. */
+  readonly #rateLimit: RateLimitPolicy | false | undefined;
   /** The `security` of its routes that declare none: its own option, else the enclosing group's. */
   readonly security: readonly SecurityRequirement[] | undefined;
 
@@ -99,10 +114,13 @@ export class Group implements Registrar {
     middlewares: readonly Middleware[],
     hooks: HookChain = [],
     security?: readonly SecurityRequirement[],
+    rateLimit: { option?: unknown; inherited?: RateLimitPolicy | false | undefined } = {},
   ) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
     if (security !== undefined) checkSecurity(security, root.config.docs.securitySchemes, `group '${prefix}'`);
+    const own = rateLimitPolicy(rateLimit.option, prefix, `group '${prefix}'`);
+    this.#rateLimit = own === undefined ? rateLimit.inherited : own;
     this.#root = root;
     this.#add = add;
     this.#hooks = [...hooks, this.#own];
@@ -132,7 +150,8 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks);
+    for (const route of controller.routes())
+      this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -140,11 +159,20 @@ export class Group implements Registrar {
     module.register(this);
   }
 
-  /** A subgroup: this group's prefix, middlewares, hooks and `security`, then its own (see {@link GroupOptions}). */
+  /** A subgroup: this group's prefix, middlewares, hooks, `security` and rate limit, then its own (see {@link GroupOptions}). */
   group(prefix: string, ...args: GroupArgs): Group {
     const full = joinPath(this.prefix, prefix);
     const { options, middlewares } = groupArgs(full, args);
-    return new Group(this.#root, this.#add, full, [...this.middlewares, ...middlewares], this.#hooks, options.security ?? this.security);
+    const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
+    return new Group(
+      this.#root,
+      this.#add,
+      full,
+      [...this.middlewares, ...middlewares],
+      this.#hooks,
+      options.security ?? this.security,
+      rateLimit,
+    );
   }
 
   /** An `onRequest` hook for this group's routes (and its subgroups'), after the App's and the enclosing groups'. */

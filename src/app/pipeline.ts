@@ -57,7 +57,7 @@ export interface PipelineHost {
 /**
  * The request pipeline, top to bottom: request id and security headers → log/metrics/trace start →
  * CORS → route lookup → admission (503 `OVERLOADED` while the worker sheds) →
- * handler timeout armed → `onRequest` hooks → client still there? →
+ * handler timeout armed → rate limit (429 `RATE_LIMITED`) → `onRequest` hooks → client still there? →
  * params/query validation → middlewares → client still there? → body →
  * handler → serialize → log/metrics/trace end. Anything thrown on the way
  * converges in `fail`, the one boundary that turns errors into problem
@@ -129,6 +129,16 @@ function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void
   ctx.query = found.query;
   ctx.serializer = entry.serializer;
   if (entry.timeoutMs > 0) host.timeouts.watch(ctx, started + entry.timeoutMs);
+  // a route without a rate limit pays this one check; one with a counter elsewhere waits for its count
+  if (entry.limit !== undefined) {
+    const counted = entry.limit(ctx);
+    if (counted !== undefined) return counted.then(() => (isExpired(ctx) ? undefined : hooks(host, ctx, entry)));
+  }
+  return hooks(host, ctx, entry);
+}
+
+/** The `onRequest` hooks, then the route's work. */
+function hooks(host: PipelineHost, ctx: Ctx, entry: RouteEntry): void | Promise<void> {
   // no closure on the common path: synchronous hooks (or none) go straight on
   const hooked = runRequestHooks(entry.hooks, ctx);
   return hooked === undefined ? handle(host, ctx, entry) : hooked.then(() => handle(host, ctx, entry));

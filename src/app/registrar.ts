@@ -33,7 +33,7 @@ export interface Registrar {
   readonly role: AppRole;
   registerController(controller: Controller): void;
   use(module: Module): void;
-  /** Routes under `prefix` and middlewares, options (`{ security }`) first when given. */
+  /** Routes under `prefix` and middlewares, options (`{ security, rateLimit }`) first when given. */
   group(prefix: string, ...args: GroupArgs): Registrar;
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;

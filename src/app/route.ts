@@ -3,6 +3,7 @@ import type { WebSocket } from 'ws';
 import type { SecurityRequirement } from '../config/security-requirements.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from './body.ts';
 import type { Ctx, RequestState } from './ctx.ts';
+import type { RateLimitOptions } from './rate-limit/policy.ts';
 
 /** HTTP methods a route may declare. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
@@ -170,6 +171,12 @@ export interface Route {
   form?: FormLimits;
   /** The media types a `raw` or `stream` body accepts (`type/*` allowed; 415 for others); any when absent. */
   mediaTypes?: string[];
+  /**
+   * At most `max` requests per key (the client's address unless `key` says otherwise) in each window
+   * of `windowMs`, counted by the whole cluster: more are answered 429 `RATE_LIMITED`. Overrides the
+   * group's and the App's; `false`: none for this route.
+   */
+  rateLimit?: RateLimitOptions | false;
   /** `sse`: the handler answers with `ctx.sse(…)`; the document shows a `text/event-stream` response. */
   kind?: 'json' | 'sse';
   /** Set by `paginated()`: documents `page`/`limit` and the `Page<T>` envelope. */

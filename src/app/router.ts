@@ -6,6 +6,8 @@ import { type BodyOptions, readBody, readJsonBody } from './body.ts';
 import { ClientGoneError, clientGone } from './client-gone.ts';
 import { compose, type RouteRun } from './compose.ts';
 import { checkHook, type HookChain } from './group.ts';
+import type { RouteLimit } from './rate-limit/limiter.ts';
+import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit/policy.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
 import { compileSerializer, type ResponseSerializer } from './serializer.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
@@ -23,13 +25,20 @@ export interface RouteEntry {
   readonly timeoutMs: number;
   /** Whether the admission control may shed its requests (every route but the built-in `/health`). */
   readonly sheddable: boolean;
+  /** Its rate limit (its own, else its group's or the App's); `undefined`: none, and nothing to pay. */
+  readonly limit: RouteLimit | undefined;
 }
 
 /** How the App registers a route of its own (see `Router.add`). */
 export interface RouteRegistration {
   /** The admission control never sheds it (`/health`). */
   exempt?: boolean;
+  /** The rate limit of the group or App it is registered on, unless the route declares its own. */
+  rateLimit?: RateLimitPolicy | false | undefined;
 }
+
+/** Makes a route's {@link RouteLimit} from its policy and template (the App's, with its store and metrics). */
+export type LimiterFactory = (policy: RateLimitPolicy, route: string) => RouteLimit;
 
 export type Lookup =
   | { kind: 'found'; entry: RouteEntry; params: Record<string, string | undefined>; query: Record<string, unknown> }
@@ -49,11 +58,13 @@ export class Router {
   readonly #autoHead = new Set<string>();
   readonly #bodyLimit: number;
   readonly #handlerMs: number;
+  readonly #limiter: LimiterFactory | undefined;
   #version = 0;
 
-  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number }) {
+  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number; limiter?: LimiterFactory }) {
     this.#bodyLimit = options.bodyLimit;
     this.#handlerMs = options.handlerMs ?? 0;
+    this.#limiter = options.limiter;
     this.engine = FindMyWay({
       maxParamLength: options.maxParamLength,
       caseSensitive: true,
@@ -90,6 +101,8 @@ export class Router {
     const handler = full.method === 'GET' || full.method === 'HEAD' ? (route.handler as Handler) : withBody(route, validator, bodyLimit);
     const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
     const serializer = compileSerializer(full);
+    const key = `${full.method} ${full.path}`;
+    const policy = route.rateLimit === undefined ? registration.rateLimit : rateLimitPolicy(route.rateLimit, key, `route ${key}`);
     const entry: RouteEntry = {
       route: full,
       validator,
@@ -98,8 +111,8 @@ export class Router {
       serializer,
       timeoutMs: route.timeoutMs ?? this.#handlerMs,
       sheddable: registration.exempt !== true,
+      limit: policy === undefined || policy === false || this.#limiter === undefined ? undefined : this.#limiter(policy, full.path),
     };
-    const key = `${full.method} ${full.path}`;
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
       this.engine.on(full.method, full.path, noop, entry);

@@ -393,6 +393,23 @@ export const CONFIG_SCHEMA = object(
       },
       ['directory', 'defaultLocale'],
     ),
+    rateLimit: object(
+      {
+        description:
+          "A rate limit on every route of the App (not `/health` nor the docs): at most `max` requests per client address in each window of `windowMs`, counted by every worker (and, with `coordination.url`, every replica); more are answered 429 `RATE_LIMITED`. A group's or a route's `rateLimit` overrides it; in code, `new App({ rateLimit })` also takes a `key` function.",
+      },
+      {
+        max: int(1, Number.MAX_SAFE_INTEGER, { description: 'Requests admitted per client and window.' }),
+        windowMs: ms(1, 2_073_600_000, {
+          description: 'The window, in milliseconds; it starts with the first request of a client that has none running.',
+        }),
+        onStoreError: choice(['open', 'closed'], {
+          description:
+            'When the count cannot be had (the coordinator unreachable, the primary not answering in time): `open` (the default when absent) admits the request, `closed` answers 503 `UNAVAILABLE`.',
+        }),
+      },
+      ['max', 'windowMs'],
+    ),
     workers: {
       oneOf: [{ type: 'integer', minimum: 1, maximum: MAX_WORKERS }, { const: 'auto' }],
       default: 'auto',

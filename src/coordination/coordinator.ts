@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { WindowCount } from './counter-store.ts';
 
 /**
  * What one backend of `coordination.url` does (ARCHITECTURE.md, "Coordination"): claims of cron
@@ -21,6 +22,11 @@ export interface Coordinator {
   renewLease(): Promise<boolean>;
   /** Gives the lease up at once (after the schedulers stopped), so that another replica can take it. */
   releaseLease(): Promise<void>;
+  /**
+   * Counts one request of a rate limit for `key` in its fixed window of `windowMs` (see `CounterStore`),
+   * atomically at the coordinator, so that every replica counts in the same window.
+   */
+  hit(key: string, windowMs: number): Promise<WindowCount>;
   /** One exchange with the coordinator, to follow its reachability while nothing else is asked. */
   ping(): Promise<void>;
   /**
@@ -113,10 +119,17 @@ export class Link {
   #state: 'unknown' | 'up' | 'down' | 'closed' = 'unknown';
   #downSince = 0;
   #everUp = false;
+  readonly #consequence: string;
 
-  constructor(logger: Logger, set: (connected: 0 | 1) => void) {
+  /** `consequence`: what the warning says stops working while the coordinator is unreachable. */
+  constructor(
+    logger: Logger,
+    set: (connected: 0 | 1) => void,
+    consequence = 'cron fires are skipped and the lease is given up until it answers again',
+  ) {
     this.#logger = logger;
     this.#set = set;
+    this.#consequence = consequence;
   }
 
   get connected(): boolean {
@@ -138,10 +151,7 @@ export class Link {
     this.#state = 'down';
     this.#downSince = Date.now();
     this.#set(0);
-    this.#logger.warn(
-      { error: describeError(error) },
-      'coordinator unreachable: cron fires are skipped and the lease is given up until it answers again',
-    );
+    this.#logger.warn({ error: describeError(error) }, `coordinator unreachable: ${this.#consequence}`);
   }
 
   /** The connections are being closed on purpose: no more changes are reported. */

@@ -42,6 +42,34 @@ SELECT skew::float8 AS skew, EXISTS (SELECT 1 FROM claimed) AS won FROM clock`;
 const PRUNE = `DELETE FROM flotilla_fires WHERE service = $1 AND fire_time < clock_timestamp() - make_interval(secs => $2::float8 / 1000)`;
 const PRUNE_EVERY_MS = 60_000;
 
+/**
+ * The table of rate limits' fixed windows, created on the first hit (a service without rate limits
+ * never has it): one row per service and key, its count and when its window ends.
+ */
+const RATE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS flotilla_rate_limits (
+  service text NOT NULL,
+  key text NOT NULL,
+  count bigint NOT NULL,
+  reset_at timestamptz NOT NULL,
+  PRIMARY KEY (service, key)
+);`;
+
+/**
+ * A rate limit's hit, in one statement: the row is inserted with a count of 1 and a window of $3 ms,
+ * or, when it exists, locked and either counted once more or, its window over, started again. The
+ * row lock of ON CONFLICT DO UPDATE makes concurrent hits of one key count one after the other.
+ */
+const HIT = `INSERT INTO flotilla_rate_limits AS r (service, key, count, reset_at)
+VALUES ($1, $2, 1, clock_timestamp() + make_interval(secs => $3::float8 / 1000))
+ON CONFLICT (service, key) DO UPDATE SET
+  count = CASE WHEN r.reset_at <= clock_timestamp() THEN 1 ELSE r.count + 1 END,
+  reset_at = CASE WHEN r.reset_at <= clock_timestamp() THEN EXCLUDED.reset_at ELSE r.reset_at END
+RETURNING r.count::float8 AS count, (extract(epoch FROM r.reset_at - clock_timestamp()) * 1000)::float8 AS reset_ms`;
+
+/** Rows of windows that ended, deleted at most once a minute per replica. */
+const PRUNE_RATE = `DELETE FROM flotilla_rate_limits WHERE service = $1 AND reset_at < clock_timestamp()`;
+
 const NEXT_TOKEN = `INSERT INTO flotilla_leases (service, token, holder) VALUES ($1, 1, $2)
 ON CONFLICT (service) DO UPDATE SET token = flotilla_leases.token + 1, holder = EXCLUDED.holder, acquired_at = clock_timestamp()
 RETURNING token::float8 AS token`;
@@ -72,7 +100,9 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
   // an idle connection the server closed (a restart): the pool replaces it on the next query
   pool.on('error', (error) => o.link.down(error));
   let schema: Promise<void> | undefined;
+  let rateSchema: Promise<void> | undefined;
   let prunedAt = 0;
+  let ratePrunedAt = Date.now();
   let session: Client | undefined;
   /** Whether the session's lock was taken (and not given up since). */
   let holding = false;
@@ -89,30 +119,46 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       throw error;
     }
   };
+  /** Creates tables when missing, under a transaction-scoped advisory lock (replicas starting together). */
+  const createTables = async (sql: string): Promise<void> => {
+    const client = await pool.connect();
+    // pg-pool listens for a client's errors only while it is idle: a connection lost while checked out
+    // would otherwise be an uncaught 'error' (the failing query rejects anyway)
+    const ignore = () => {};
+    client.on('error', ignore);
+    try {
+      await client.query('BEGIN');
+      await client.query("SELECT pg_advisory_xact_lock(hashtextextended('flotilla:schema', 0))");
+      await client.query(sql);
+      await client.query('COMMIT');
+      client.off('error', ignore);
+      client.release();
+    } catch (error) {
+      client.off('error', ignore);
+      client.release(true);
+      throw error;
+    }
+  };
   const ensureSchema = (): Promise<void> => {
-    schema ??= (async () => {
-      const client = await pool.connect();
-      // pg-pool listens for a client's errors only while it is idle: a connection lost while checked out
-      // would otherwise be an uncaught 'error' (the failing query rejects anyway)
-      const ignore = () => {};
-      client.on('error', ignore);
-      try {
-        await client.query('BEGIN');
-        await client.query("SELECT pg_advisory_xact_lock(hashtextextended('flotilla:schema', 0))");
-        await client.query(SCHEMA);
-        await client.query('COMMIT');
-        client.off('error', ignore);
-        client.release();
-      } catch (error) {
-        client.off('error', ignore);
-        client.release(true);
-        throw error;
-      }
-    })().catch((error: unknown) => {
+    schema ??= createTables(SCHEMA).catch((error: unknown) => {
       schema = undefined;
       throw error;
     });
     return schema;
+  };
+  const ensureRateSchema = (): Promise<void> => {
+    rateSchema ??= createTables(RATE_SCHEMA).catch((error: unknown) => {
+      rateSchema = undefined;
+      throw error;
+    });
+    return rateSchema;
+  };
+  const pruneRate = () => {
+    if (Date.now() - ratePrunedAt < PRUNE_EVERY_MS) return;
+    ratePrunedAt = Date.now();
+    pool
+      .query(PRUNE_RATE, [o.service])
+      .catch((error: unknown) => o.logger.debug({ error: describeError(error) }, 'pruning ended rate-limit windows failed'));
   };
   const endSession = async (): Promise<void> => {
     const ending = session;
@@ -197,6 +243,20 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       return session === client;
     },
     releaseLease: endSession,
+    async hit(key, windowMs) {
+      const row = await tracked(async () => {
+        await ensureRateSchema();
+        const { rows } = await pool.query<{ count: number; reset_ms: number }>({
+          name: 'flotilla-rate-hit',
+          text: HIT,
+          values: [o.service, key, windowMs],
+        });
+        return rows[0];
+      });
+      if (row === undefined) throw new Error('the rate-limit upsert returned no row');
+      pruneRate();
+      return { count: row.count, resetMs: Math.max(0, row.reset_ms) };
+    },
     async ping() {
       await tracked(() => pool.query('SELECT 1'));
     },

@@ -54,12 +54,27 @@ const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then return red
 return 0`);
 
 /**
+ * A rate limit's hit in its fixed window: INCR, and PEXPIRE when the key has no expiry yet (it is new,
+ * or lost it), in one script so that no other client runs in between. KEYS: the counter. ARGV: the
+ * window (ms). → {count, ms left}.
+ */
+const HIT = script(`local count = redis.call('INCR', KEYS[1])
+local left = redis.call('PTTL', KEYS[1])
+if left < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  left = tonumber(ARGV[1])
+end
+return {count, left}`);
+
+/**
  * The Redis backend, on node-redis (`@redis/client`): one connection, reconnected by the client
  * with backoff (100 ms doubling to 1 s); commands fail at once while it is down (no offline
  * queue: a fire is skipped rather than claimed late) and after `timeoutMs` when Redis does not
  * answer. Keys: `flotilla:{<service>}:fire:<job>:<time>` (one per fire, expiring after the claim's
  * ttl), `flotilla:{<service>}:lease` (the holder, with the lease's ttl) and
- * `flotilla:{<service>}:lease-token`.
+ * `flotilla:{<service>}:lease-token`; a rate limit's counters are
+ * `flotilla:rate:<service>:<key>` (no hash tag: spread over a Redis Cluster's slots), expiring with
+ * their window.
  *
  * @example
  * const coordinator = await redisCoordinator({ url: 'redis://redis:6379', service: 'books', … });
@@ -114,6 +129,10 @@ export async function redisCoordinator(o: CoordinatorOptions): Promise<Coordinat
     },
     async releaseLease() {
       await run(RELEASE, [lease], [o.holder]);
+    },
+    async hit(key, windowMs) {
+      const [count, left] = (await run(HIT, [`flotilla:rate:${o.service}:${key}`], [String(windowMs)])) as [number, number];
+      return { count, resetMs: left };
     },
     async ping() {
       try {

@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
   UNPROCESSABLE: { status: 422, title: 'Unprocessable Content' },
   TOO_MANY_REQUESTS: { status: 429, title: 'Too Many Requests' },
+  RATE_LIMITED: { status: 429, title: 'Too Many Requests' },
   HEADERS_TOO_LARGE: { status: 431, title: 'Request Header Fields Too Large' },
   INTERNAL: { status: 500, title: 'Internal Server Error' },
   UNAVAILABLE: { status: 503, title: 'Service Unavailable' },

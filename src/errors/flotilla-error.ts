@@ -36,6 +36,7 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_SCHEMA: { base: Error, message: 'route {route}: the {part} schema is invalid: {reason}' },
   FLO_ERR_BAD_BODY_OPTION: { base: TypeError, message: 'route {route}: {reason}' },
   FLO_ERR_BAD_ROUTE_OPTION: { base: TypeError, message: 'route {route}: {reason}' },
+  FLO_ERR_BAD_RATE_LIMIT: { base: TypeError, message: '{owner}: {reason}' },
   FLO_ERR_BAD_PREFIX: { base: TypeError, message: "group prefix must start with '/', got '{prefix}'" },
   FLO_ERR_BAD_GROUP_OPTION: { base: TypeError, message: "group '{prefix}': {reason}" },
   FLO_ERR_BAD_SECURITY: { base: Error, message: '{owner}: {reason}' },

@@ -13,7 +13,8 @@
  * 3: the primary hands connections over itself (`flotilla:connection`, `flotilla:handoff-ack`,
  * `flotilla:handoff-end`) instead of node:cluster's round robin.
  * 4: topics: `flotilla:publish` (a worker's or the service thread's `app.publish`) and
- * `flotilla:deliver` (the primary hands it to every worker).
+ * `flotilla:deliver` (the primary hands it to every worker); rate limits counted by the primary
+ * (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
  */
 export const PROTOCOL_VERSION = 4;
 /** Longest host and fatal or boot-failure `message` accepted. */
@@ -26,6 +27,12 @@ export const MAX_MESSAGE_LENGTH = 4096;
 export const MAX_HEAD_BYTES = 131_072;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
+/** The longest key of a rate limit's counter (the limiter hashes longer client keys). */
+export const MAX_RATE_KEY_LENGTH = 2048;
+/** Most ids of rate-limit hits a worker numbers before starting again from 1. */
+export const MAX_RATE_ID = Number.MAX_SAFE_INTEGER;
+/** Most hits (and counts) in one rate-limit message. */
+export const MAX_RATE_BATCH = 1024;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
@@ -213,6 +220,35 @@ export interface ServiceReadyMessage {
   v: V;
   type: 'flotilla:service-ready';
 }
+/** One request of a rate limit to count: for `key`, in its fixed window of `windowMs`. */
+export interface RateLimitHit {
+  id: number;
+  key: string;
+  windowMs: number;
+}
+/**
+ * Worker → primary: requests of rate limits to count (ARCHITECTURE.md, "Rate limits"): those a worker
+ * served in one turn of its event loop, at most `MAX_RATE_BATCH`. The primary answers them in one
+ * `flotilla:rate-limit-counts`, each by its `id`.
+ */
+export interface RateLimitHitsMessage {
+  v: V;
+  type: 'flotilla:rate-limit-hits';
+  hits: RateLimitHit[];
+}
+/** The count of one hit: the window's count with it and the ms until it ends, or `ok: false` (both 0) when the store failed. */
+export interface RateLimitCount {
+  id: number;
+  ok: boolean;
+  count: number;
+  resetMs: number;
+}
+/** Primary → worker: the answers to one `flotilla:rate-limit-hits`, in its order. */
+export interface RateLimitCountsMessage {
+  v: V;
+  type: 'flotilla:rate-limit-counts';
+  counts: RateLimitCount[];
+}
 
 /**
  * Worker → primary: its setup registered `beforeServe` hooks, so it listens only once the primary's
@@ -241,8 +277,16 @@ export type WorkerMessage =
   | ServiceIdleMessage
   | ServiceReadyMessage
   | AwaitServeMessage
-  | PublishMessage;
-export type PrimaryMessage = ShutdownMessage | PingMessage | ConnectionMessage | HandoffEndMessage | DeliverMessage | ServeMessage;
+  | PublishMessage
+  | RateLimitHitsMessage;
+export type PrimaryMessage =
+  | ShutdownMessage
+  | PingMessage
+  | ConnectionMessage
+  | HandoffEndMessage
+  | DeliverMessage
+  | ServeMessage
+  | RateLimitCountsMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -322,6 +366,12 @@ export const msg = {
     data,
     binary,
   }),
+  rateLimitHits: (hits: RateLimitHit[]): RateLimitHitsMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:rate-limit-hits', hits }),
+  rateLimitCounts: (counts: RateLimitCount[]): RateLimitCountsMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:rate-limit-counts',
+    counts,
+  }),
 } as const;
 
 function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
@@ -363,6 +413,22 @@ const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x
 const kind = (x: unknown) =>
   x === 'service' || x === 'address-in-use' || x === 'config' ? undefined : "must be 'service', 'address-in-use' or 'config'";
 
+const rateId = (x: unknown) =>
+  Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_RATE_ID ? undefined : 'must be a positive integer';
+const windowMs = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 1 ? undefined : 'must be a positive integer of ms');
+/** A non-empty array of at most `MAX_RATE_BATCH` records, each of `fields`. */
+const batchOf = (fields: Fields) => (x: unknown) => {
+  if (!Array.isArray(x) || x.length === 0 || x.length > MAX_RATE_BATCH) return `must be an array of 1 to ${MAX_RATE_BATCH} entries`;
+  for (let i = 0; i < x.length; i++) {
+    const entry: unknown = x[i];
+    const problem = isRecord(entry) ? shapeProblem(entry, fields) : 'must be an object';
+    if (problem !== undefined) return `[${i}]${isRecord(entry) ? '.' : ' '}${problem}`;
+  }
+  return undefined;
+};
+const hits = batchOf({ id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
+const counts = batchOf({ id: rateId, ok: boolean, count: amount, resetMs: amount });
+
 const route = string(0, MAX_ROUTE_LENGTH);
 const routes = (x: unknown) => {
   const inFlight = (y: unknown) => {
@@ -387,6 +453,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:await-serve': {},
   'flotilla:first-request': { pid },
   'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
+  'flotilla:rate-limit-hits': { hits },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
@@ -395,6 +462,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:handoff-end': {},
   'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
+  'flotilla:rate-limit-counts': { counts },
 };
 
 /**

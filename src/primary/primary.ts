@@ -10,6 +10,7 @@ import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Coordinator } from '../coordination/coordinator.ts';
+import { openCounterStore } from '../coordination/counter-stores.ts';
 import { openCoordinator } from '../coordination/start.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
@@ -19,6 +20,7 @@ import { ClusterExposition } from './cluster-exposition.ts';
 import { Distributor } from './distributor.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
+import { ClusterCounts } from './rate-limit-counter.ts';
 import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
@@ -85,6 +87,8 @@ export class Primary {
   readonly #heapMB: number | undefined;
   /** The port the workers listen on: the config's, or the one picked for `port: 0` (see `workerPort`). */
   #port: number;
+  /** The rate-limit counts of every worker (their store opened on the first hit). */
+  readonly #counts = new ClusterCounts(() => openCounterStore(this.#config, this.#o.logger.child({ component: 'rate-limit' })));
   /** `app.publish` of the workers and the service thread, to every worker (and replica). */
   readonly #topics: TopicRelay;
   /** The coordinator publishes cross replicas through (`coordination.url`). */
@@ -143,7 +147,8 @@ export class Primary {
         this.#serviceWanted.resolve();
       },
       onMessage: (worker, message) => {
-        if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
+        if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
+        else if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
         else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
         else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
@@ -351,6 +356,7 @@ export class Primary {
       });
       this.#metricsServer?.close();
       this.#metricsServer?.closeAllConnections();
+      await this.#counts.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the rate-limit store failed'));
       await this.#replicas?.close().catch(() => {});
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();

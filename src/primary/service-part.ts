@@ -92,7 +92,7 @@ export class ServicePart implements Registrar {
 
   group(prefix: string, ...args: GroupArgs): Group {
     const { options, middlewares } = groupArgs(prefix, args);
-    return new Group(this, () => {}, prefix, middlewares, [], options.security);
+    return new Group(this, () => {}, prefix, middlewares, [], options.security, { option: options.rateLimit });
   }
 
   registerHealthChecker(_checker: HealthChecker): void {}

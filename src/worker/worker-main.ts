@@ -15,6 +15,7 @@ import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
 import { IpcTopics } from './ipc-topics.ts';
+import { PrimaryCounterStore } from './rate-limit-client.ts';
 import { startWatchdog } from './watchdog.ts';
 
 /**
@@ -42,6 +43,15 @@ const handed =
         headerLines(securityHeaderList(config.securityHeaders)),
       )
     : undefined;
+/** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
+const RATE_LIMIT_MARGIN_MS = 500;
+// rate limits are counted by the primary, for every worker; it answers within the coordinator's timeout
+// (with coordination.url it asks the coordinator), and the margin covers the hop
+const counterStore = new PrimaryCounterStore((message) => {
+  if (!process.connected || process.send === undefined) return false;
+  process.send(message);
+  return true;
+}, config.coordination.timeoutMs + RATE_LIMIT_MARGIN_MS);
 // app.publish goes through the primary, which hands each message to every worker (src/primary/topic-relay.ts)
 const topics = new IpcTopics((message) => {
   if (process.connected) process.send?.(message);
@@ -49,6 +59,7 @@ const topics = new IpcTopics((message) => {
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
+  counterStore,
   role: 'worker',
   logBindings: { worker: start.slot },
   handleSignals: false,
@@ -176,6 +187,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:shutdown':
       void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
+      break;
+    case 'flotilla:rate-limit-counts':
+      counterStore.answered(message);
       break;
   }
 });

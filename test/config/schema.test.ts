@@ -163,3 +163,19 @@ test('coordination: the URL names a backend by its scheme; empty is off; renewal
   assert.deepEqual(problems({ coordination: { leaseTtlMs: 3_000, leaseRenewMs: 1_000, timeoutMs: 500 } }), []);
   assert.deepEqual(problems({ coordination: { leaseTtlMs: 'soon' } }).length, 1, 'a wrong type is reported once, by the schema');
 });
+
+test('rateLimit: max and windowMs required positive integers, onStoreError open or closed, no key in a file', () => {
+  assert.deepEqual(configProblems({ rateLimit: { max: 50, windowMs: 60_000 } }), []);
+  assert.deepEqual(configProblems({ rateLimit: { max: 1, windowMs: 1, onStoreError: 'closed' } }), []);
+  assert.equal(resolveConfig({ rateLimit: { max: 5, windowMs: 1_000 } }).rateLimit?.onStoreError, undefined, 'absent: open, by the App');
+  assert.equal(resolveConfig({}).rateLimit, undefined, 'no limit unless given');
+  const problems = (rateLimit: unknown) => configProblems({ rateLimit }).map((p) => `${p.key}: ${p.message}`);
+  assert.deepEqual(problems({ max: 0, windowMs: 1_000 }), ['rateLimit.max: must be >= 1']);
+  assert.deepEqual(problems({ max: 5, windowMs: 0 }), ['rateLimit.windowMs: must be >= 1']);
+  assert.deepEqual(problems({ max: 1.5, windowMs: 1_000 }), ['rateLimit.max: must be integer']);
+  assert.deepEqual(problems({ windowMs: 1_000 }), ["rateLimit: must have required property 'max'"]);
+  assert.deepEqual(problems({ max: 5, windowMs: 1_000, onStoreError: 'maybe' }), [
+    'rateLimit.onStoreError: must be one of "open", "closed"',
+  ]);
+  assert.deepEqual(problems({ max: 5, windowMs: 1_000, key: 'ip' }), ['rateLimit.key: unknown key']);
+});

@@ -128,6 +128,40 @@ export function coordinatorContract(backend: ContractBackend): void {
       assert.equal(await a.coordinator.renewLease().catch(() => false), false, 'the old holder cannot renew');
     });
 
+    it('counts the hits of a rate limit atomically: concurrent hits from three replicas get every count once', async (t) => {
+      const server = await backend.server(t);
+      const replicas = await Promise.all(['a', 'b', 'c'].map((h) => replica(t, server.url, h)));
+      const hits = await Promise.all(
+        replicas.flatMap((r) => Array.from({ length: 40 }, () => r.coordinator.hit('GET /x|60000|10.0.0.1', 60_000))),
+      );
+      assert.deepEqual(
+        hits.map((h) => h.count).toSorted((x, y) => x - y),
+        Array.from({ length: 120 }, (_, i) => i + 1),
+      );
+      assert.ok(
+        hits.every((h) => h.resetMs > 0 && h.resetMs <= 60_000),
+        'the time left is within the window',
+      );
+      const other = replicas[0];
+      assert.ok(other);
+      assert.equal((await other.coordinator.hit('GET /x|60000|10.0.0.2', 60_000)).count, 1, 'another key counts apart');
+    });
+
+    it("starts a key's window again once it ended, and does not extend it on later hits", async (t) => {
+      const server = await backend.server(t);
+      const { coordinator } = await replica(t, server.url, 'a');
+      const first = await coordinator.hit('w', 600);
+      assert.equal(first.count, 1);
+      await sleep(300);
+      const second = await coordinator.hit('w', 600);
+      assert.equal(second.count, 2);
+      assert.ok(second.resetMs <= 350, `the window was not extended: ${second.resetMs} ms left`);
+      await sleep(400);
+      const again = await coordinator.hit('w', 600);
+      assert.equal(again.count, 1, 'a new window');
+      assert.ok(again.resetMs > 450, `${again.resetMs} ms left`);
+    });
+
     it('fails fast while the server is unreachable', async (t) => {
       const port = await freePort();
       const started = performance.now();
@@ -136,7 +170,8 @@ export function coordinatorContract(backend: ContractBackend): void {
       const claimed = performance.now();
       await assert.rejects(coordinator.claim(keyAt('down'), 60_000));
       await assert.rejects(coordinator.acquireLease());
-      assert.ok(performance.now() - claimed < 1_500, `failed in ${Math.round(performance.now() - claimed)} ms`);
+      await assert.rejects(coordinator.hit('k', 1_000));
+      assert.ok(performance.now() - claimed < 2_000, `failed in ${Math.round(performance.now() - claimed)} ms`);
       assert.equal(states.at(-1), 0, 'not connected');
     });
   });

@@ -30,6 +30,7 @@ function fakeCoordinator() {
     releaseLease: async () => {
       calls.push('release');
     },
+    hit: async () => ({ count: 1, resetMs: 1_000 }),
     ping: async () => {},
     broadcast: async () => {},
     listen: async () => {},

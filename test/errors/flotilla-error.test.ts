@@ -78,6 +78,7 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_PATTERN: () => register({ method: 'GET', path: '/:a-:b', handler }),
   FLO_ERR_ROUTE_CONFLICT: () => register({ method: 'GET', path: '/dup', handler }, { method: 'GET', path: '/dup', handler }),
   FLO_ERR_BAD_SCHEMA: () => register({ method: 'GET', path: '/x', schema: { querystring: { type: 'nonsense' } }, handler }),
+  FLO_ERR_BAD_RATE_LIMIT: () => register({ method: 'GET', path: '/x', rateLimit: { max: 0, windowMs: 1000 }, handler }),
   FLO_ERR_BAD_PREFIX: () => quietApp().group('api'),
   FLO_ERR_BAD_GROUP_OPTION: () => quietApp().group('/api', { securty: [] } as never),
   FLO_ERR_BAD_SECURITY: () => register({ method: 'POST', path: '/x', security: [{ apiKey: [] }], handler }),

@@ -62,6 +62,8 @@ const WORKER: WorkerMessage[] = [
   msg.bootFailed(123, 'service', 'the service module threw: boom'),
   msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
   msg.bootFailed(123, 'service', ''),
+  msg.rateLimitHits([{ id: 1, key: 'GET /login|60000|10.0.0.7', windowMs: 60_000 }]),
+  msg.rateLimitHits(Array.from({ length: 1024 }, (_, i) => ({ id: Number.MAX_SAFE_INTEGER - i, key: 'x'.repeat(2048), windowMs: 1 }))),
 ];
 const PRIMARY: PrimaryMessage[] = [
   msg.shutdown(Date.now() + 10_000),
@@ -71,6 +73,10 @@ const PRIMARY: PrimaryMessage[] = [
   msg.connection(''),
   msg.connection(Buffer.from('GET / HTTP/1.1\r\n').toString('base64')),
   msg.handoffEnd(),
+  msg.rateLimitCounts([
+    { id: 1, ok: true, count: 51, resetMs: 41_250.5 },
+    { id: 2, ok: false, count: 0, resetMs: 0 },
+  ]),
 ];
 
 /** What a message looks like after crossing the IPC channel (JSON serialization). */
@@ -113,6 +119,10 @@ test('the message shapes are the documented ones', () => {
   assert.deepEqual(msg.fatal(7, 'boom'), { v: 4, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
   assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 4, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
   assert.deepEqual(msg.firstRequest(7), { v: 4, type: 'flotilla:first-request', pid: 7 });
+  const hit = { id: 9, key: 'k', windowMs: 1000 };
+  assert.deepEqual(msg.rateLimitHits([hit]), { v: 4, type: 'flotilla:rate-limit-hits', hits: [hit] });
+  const count = { id: 9, ok: true, count: 3, resetMs: 500 };
+  assert.deepEqual(msg.rateLimitCounts([count]), { v: 4, type: 'flotilla:rate-limit-counts', counts: [count] });
   assert.deepEqual(msg.publish('books', 'AQI=', true), { v: 4, type: 'flotilla:publish', topic: 'books', data: 'AQI=', binary: true });
   assert.deepEqual(msg.deliver('books', '{}', false), { v: 4, type: 'flotilla:deliver', topic: 'books', data: '{}', binary: false });
 });
@@ -124,6 +134,35 @@ test('publish and deliver: valid each in its direction; a topic out of bounds or
   assert.ok(!isWorkerMessage({ ...msg.publish('', 'x', false) }));
   assert.ok(!isWorkerMessage({ ...msg.publish('t'.repeat(257), 'x', false) }));
   assert.match(describeInvalid({ v: 4, type: 'flotilla:deliver', topic: 'books', data: 'x' }), /^flotilla:deliver: binary is missing$/);
+});
+
+test('rate-limit messages with a bad batch, id, key or window are refused with a reason', () => {
+  const hit = { id: 1, key: 'k', windowMs: 1000 };
+  const hits = (...h: unknown[]) => ({ ...msg.rateLimitHits([hit]), hits: h });
+  assert.equal(describeInvalid(hits()), 'flotilla:rate-limit-hits: hits must be an array of 1 to 1024 entries');
+  assert.equal(describeInvalid(hits(...Array(1025).fill(hit))), 'flotilla:rate-limit-hits: hits must be an array of 1 to 1024 entries');
+  assert.equal(describeInvalid(hits(hit, { ...hit, id: 0 })), 'flotilla:rate-limit-hits: hits[1].id must be a positive integer');
+  assert.equal(
+    describeInvalid(hits({ ...hit, key: '' })),
+    'flotilla:rate-limit-hits: hits[0].key must be a string of 1 to 2048 characters',
+  );
+  assert.equal(
+    describeInvalid(hits({ ...hit, key: 'x'.repeat(2049) })),
+    'flotilla:rate-limit-hits: hits[0].key must be a string of 1 to 2048 characters',
+  );
+  assert.equal(
+    describeInvalid(hits({ ...hit, windowMs: 1.5 })),
+    'flotilla:rate-limit-hits: hits[0].windowMs must be a positive integer of ms',
+  );
+  assert.equal(describeInvalid(hits({ ...hit, extra: 1 })), 'flotilla:rate-limit-hits: hits[0].unexpected field "extra"');
+  assert.equal(describeInvalid(hits('k')), 'flotilla:rate-limit-hits: hits[0] must be an object');
+  const count = { id: 1, ok: true, count: 1, resetMs: 1 };
+  const counts = (...c: unknown[]) => ({ ...msg.rateLimitCounts([count]), counts: c });
+  assert.equal(
+    describeInvalid(counts({ ...count, count: -1 })),
+    'flotilla:rate-limit-counts: counts[0].count must be a finite number >= 0',
+  );
+  assert.equal(describeInvalid(counts({ ...count, ok: 'yes' })), 'flotilla:rate-limit-counts: counts[0].ok must be a boolean');
 });
 
 test('a pong carries the vitals and nothing else, whatever object they come in', () => {
@@ -349,8 +388,15 @@ test('property: arbitrary values never make a guard throw, and only valid messag
     'flotilla:first-request',
     'flotilla:handoff-ack',
     'flotilla:service-idle',
+    'flotilla:rate-limit-hits',
   ]);
-  const primary = new Set<string>(['flotilla:shutdown', 'flotilla:ping', 'flotilla:connection', 'flotilla:handoff-end']);
+  const primary = new Set<string>([
+    'flotilla:shutdown',
+    'flotilla:ping',
+    'flotilla:connection',
+    'flotilla:handoff-end',
+    'flotilla:rate-limit-counts',
+  ]);
   const removed = ['flotilla:metrics-request', 'flotilla:metrics-response'];
   const amount = () => fc.oneof(fc.double(), fc.nat(), fc.anything());
   const messageLike = fc.record(
