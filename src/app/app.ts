@@ -49,10 +49,9 @@ import type { Seams } from './seams.ts';
 import { securityHeaderList } from './security-headers.ts';
 import type { ShutdownHook } from './shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './start-hooks.ts';
-import { localTopics, payloadBytes, type TopicTransport, toPayload } from './topic-transport.ts';
+import { localTopics, publishedPayload, type TopicTransport } from './topic-transport.ts';
 import { WebSocketHub } from './websocket-hub.ts';
 import { upgradeListener, webSocketHandler } from './websocket-route.ts';
-import { checkTopic } from './websocket-topic.ts';
 
 export type { AppRole } from './registrar.ts';
 
@@ -291,11 +290,7 @@ export class App implements Registrar {
    * app.publish('books', { id: book.id, title: book.title });
    */
   publish(topic: string, data: unknown): void {
-    checkTopic(topic);
-    const payload = toPayload(data);
-    const max = this.config.websockets.maxMessageBytes;
-    const bytes = payloadBytes(payload);
-    if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
+    const payload = publishedPayload(topic, data, this.config.websockets.maxMessageBytes);
     if (this.config.metrics.enabled) {
       this.#publishes ??= publishCounter(this.#registry, this.config.websockets.metricTopics);
       this.#publishes(topic);

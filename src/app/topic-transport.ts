@@ -1,3 +1,5 @@
+import { createError } from '../errors/flotilla-error.ts';
+import { checkTopic } from './websocket-topic.ts';
 /** A published message as it is delivered: a string is sent as a text frame, bytes as a binary one. */
 export type TopicPayload = string | Buffer;
 
@@ -49,4 +51,19 @@ export function toPayload(data: unknown): TopicPayload {
 /** The bytes a payload takes on the wire. */
 export function payloadBytes(payload: TopicPayload): number {
   return typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+}
+
+/**
+ * What `app.publish(topic, data)` checks and sends, for the App and the primary's service part alike:
+ * the topic (`FLO_ERR_BAD_TOPIC`), and a payload of at most `maxBytes` (`FLO_ERR_PUBLISH_TOO_LARGE`).
+ *
+ * @example
+ * const payload = publishedPayload('books', book, config.websockets.maxMessageBytes);
+ */
+export function publishedPayload(topic: string, data: unknown, maxBytes: number): TopicPayload {
+  checkTopic(topic);
+  const payload = toPayload(data);
+  const bytes = payloadBytes(payload);
+  if (bytes > maxBytes) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max: maxBytes });
+  return payload;
 }

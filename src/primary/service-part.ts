@@ -10,8 +10,7 @@ import type { Registrar } from '../app/registrar.ts';
 import type { Controller, ErrorHandler, Module, NotFoundHandler, RequestHook, Route } from '../app/route.ts';
 import { runShutdown, type ShutdownHook } from '../app/shutdown.ts';
 import { checkStartHook, runStartHooks, type StartHook } from '../app/start-hooks.ts';
-import { payloadBytes, type TopicPayload, toPayload } from '../app/topic-transport.ts';
-import { checkTopic } from '../app/websocket-topic.ts';
+import { publishedPayload, type TopicPayload } from '../app/topic-transport.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
@@ -99,11 +98,7 @@ export class ServicePart implements Registrar {
 
   /** To every worker's sockets subscribed to `topic` (and every replica's, with `coordination.url`): see `App.publish`. */
   publish(topic: string, data: unknown): void {
-    checkTopic(topic);
-    const payload = toPayload(data);
-    const max = this.config.websockets.maxMessageBytes;
-    const bytes = payloadBytes(payload);
-    if (bytes > max) throw createError('FLO_ERR_PUBLISH_TOO_LARGE', { topic: JSON.stringify(topic), bytes, max });
+    const payload = publishedPayload(topic, data, this.config.websockets.maxMessageBytes);
     if (this.config.metrics.enabled) {
       this.#publishes ??= publishCounter(this.registry, this.config.websockets.metricTopics);
       this.#publishes(topic);
