@@ -1,6 +1,7 @@
 /**
- * What arming a handler timeout costs per request, in-process: flotilla's `HandlerTimeouts` (one
- * shared timer, a Map entry per request) against a `setTimeout`/`clearTimeout` pair per request,
+ * What tracking a request in flight and arming its handler timeout cost per request, in-process:
+ * flotilla's `InFlight` and `HandlerTimeouts` (a slot in a list, a deadline on the request, one shared
+ * timer) against the Set and Map they replaced and a `setTimeout`/`clearTimeout` pair per request,
  * for requests that end long before their limit (the common case). Also what the admission
  * control's `admit()` costs per request while admitting.
  *
@@ -9,13 +10,18 @@
 import { Admission } from '../src/app/admission.ts';
 import type { Ctx } from '../src/app/ctx.ts';
 import { HandlerTimeouts } from '../src/app/handler-timeouts.ts';
+import { DEADLINE, InFlight, SLOT } from '../src/app/in-flight.ts';
 
 const N = 2_000_000;
 const ROUNDS = 5;
 /** As many requests in flight at once: each one ends after this many others started. */
 const IN_FLIGHT = 64;
 
-const requests = Array.from({ length: IN_FLIGHT }, () => ({ res: { headersSent: false } }) as unknown as Ctx);
+// as the pipeline's Ctx carries them: a route, InFlight's fields, a response (see in-flight.ts)
+const requests = Array.from(
+  { length: IN_FLIGHT },
+  () => ({ route: '', [SLOT]: -1, [DEADLINE]: 0, res: { headersSent: false } }) as unknown as Ctx,
+);
 
 function perRequestNs(run: () => void): number {
   const started = process.hrtime.bigint();
@@ -29,16 +35,32 @@ const contenders: Record<string, () => void> = {
     for (let i = 0; i < N; i++) sink += requests[i % IN_FLIGHT] === undefined ? 1 : 0;
     if (sink < 0) console.log(sink);
   },
-  'HandlerTimeouts watch + unwatch': () => {
-    const timeouts = new HandlerTimeouts(() => {});
+  'InFlight enter + leave, HandlerTimeouts watch': () => {
+    const inFlight = new InFlight();
+    const timeouts = new HandlerTimeouts(inFlight, () => {});
+    for (const ctx of requests) inFlight.enter(ctx);
     // the pipeline passes the start time it read for its own needs
     const started = performance.now();
     for (let i = 0; i < N; i++) {
       const ctx = requests[i % IN_FLIGHT] as Ctx;
-      timeouts.unwatch(ctx);
+      inFlight.leave(ctx);
+      inFlight.enter(ctx);
       timeouts.watch(ctx, started + 20_000);
     }
     timeouts.stop();
+  },
+  'a Set of requests and a Map of deadlines (before)': () => {
+    const inFlight = new Set<Ctx>();
+    const deadlines = new Map<Ctx, number>();
+    for (const ctx of requests) inFlight.add(ctx);
+    const started = performance.now();
+    for (let i = 0; i < N; i++) {
+      const ctx = requests[i % IN_FLIGHT] as Ctx;
+      inFlight.delete(ctx);
+      deadlines.delete(ctx);
+      inFlight.add(ctx);
+      deadlines.set(ctx, started + 20_000);
+    }
   },
   'setTimeout + clearTimeout per request': () => {
     const timers = new Array<NodeJS.Timeout | undefined>(IN_FLIGHT);

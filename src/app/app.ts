@@ -491,7 +491,7 @@ export class App implements Registrar {
       },
     };
     // one timer for every request's handler timeout; it calls back into the pipeline of this host
-    const timeouts = new HandlerTimeouts((ctx) => handlerTimedOut(host, ctx));
+    const timeouts = new HandlerTimeouts(this.#inFlight, (ctx) => handlerTimedOut(host, ctx));
     this.#timeouts = timeouts;
     const host: PipelineHost = {
       router: this.#router,

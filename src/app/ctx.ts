@@ -6,6 +6,7 @@ import { negotiateLocale, type Translator } from '../i18n/translator.ts';
 import { ClientGoneError } from './client-gone.ts';
 import type { CookieSigner } from './cookies/cookie-signer.ts';
 import { Cookies } from './cookies/cookies.ts';
+import { DEADLINE, SLOT } from './in-flight.ts';
 import { type PageQuery, parsePagination } from './pagination.ts';
 import type { RequestContext } from './request-context.ts';
 import type { SseEvent, SseOptions } from './sse.ts';
@@ -83,6 +84,10 @@ export class Ctx<
   readonly path: string;
   /** The matched route template (`/books/:id`); empty when no route matched. */
   route = '';
+  /** `InFlight`'s place for this request (see in-flight.ts). */
+  [SLOT] = -1;
+  /** The handler timeout's deadline (see handler-timeouts.ts); 0: none. */
+  [DEADLINE] = 0;
   /** The route's parameters (coerced and validated by `schema.params`). */
   params = {} as Params;
   /** The query string (coerced and validated by `schema.querystring`). */

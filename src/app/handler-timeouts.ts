@@ -1,4 +1,5 @@
 import type { Ctx } from './ctx.ts';
+import { DEADLINE, type InFlight } from './in-flight.ts';
 
 /**
  * A request is timed out at most this late (plus the event loop's own delay): the timer is re-armed
@@ -7,52 +8,41 @@ import type { Ctx } from './ctx.ts';
 const SLACK_MS = 10;
 
 /**
- * The handler timeouts of an App's requests, on one timer for all of them: watching a request costs a
- * Map entry (no timer of its own, and no clock read: the pipeline passes its start time), about a
- * third of a `setTimeout`/`clearTimeout` pair (`bench/timeout-cost.ts`). The timer is armed for the
- * earliest deadline (at least {@link SLACK_MS} after the previous scan); when it fires it scans the
- * requests still watched, times out those past their deadline whose response has not started (a
- * streamed reply whose head went out is no longer the timeout's), and re-arms for the next one. With
- * one limit for every request it wakes about once per limit under load, and once more after the last
- * request: an idle App has no timer.
+ * The handler timeouts of an App's requests, on one timer for all of them: watching a request writes
+ * its deadline on it (no timer of its own, no table entry, no clock read: the pipeline passes its
+ * start time), and leaving `InFlight` is all the unwatching there is (`bench/timeout-cost.ts`). The
+ * timer is armed for the earliest deadline (at least {@link SLACK_MS} after the previous scan); when
+ * it fires it scans the requests in flight, times out those past their deadline whose response has
+ * not started (a streamed reply whose head went out is no longer the timeout's), and re-arms for the
+ * next one. With one limit for every request it wakes about once per limit under load, and once more
+ * after the last request: an idle App has no timer.
  *
  * @example
- * const timeouts = new HandlerTimeouts((ctx) => answer503(ctx));
+ * const timeouts = new HandlerTimeouts(inFlight, (ctx) => answer503(ctx));
  * timeouts.watch(ctx, started + 20_000); // when the route is found
- * timeouts.unwatch(ctx); // when the response ends
  */
 export class HandlerTimeouts {
-  /** Each request's deadline (`performance.now()` time). */
-  readonly #watched = new Map<Ctx, number>();
+  readonly #inFlight: InFlight;
   readonly #onTimeout: (ctx: Ctx) => void;
   #timer: NodeJS.Timeout | undefined;
   #wakeAt = Number.POSITIVE_INFINITY;
 
-  constructor(onTimeout: (ctx: Ctx) => void) {
+  constructor(inFlight: InFlight, onTimeout: (ctx: Ctx) => void) {
+    this.#inFlight = inFlight;
     this.#onTimeout = onTimeout;
   }
 
-  /** How many requests are watched. */
-  get size(): number {
-    return this.#watched.size;
-  }
-
-  /** Times `ctx` out at `at` (`performance.now()` time: its start plus its limit) unless {@link unwatch} comes first. */
+  /** Times `ctx` (in flight) out at `at` (`performance.now()` time: its start plus its limit) unless it ends first. */
   watch(ctx: Ctx, at: number): void {
-    this.#watched.set(ctx, at);
+    ctx[DEADLINE] = at;
     if (at < this.#wakeAt) this.#arm(at, performance.now());
   }
 
-  unwatch(ctx: Ctx): void {
-    this.#watched.delete(ctx);
-  }
-
-  /** Drops the timer and every watch (the App has closed). */
+  /** Drops the timer (the App has closed). */
   stop(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#wakeAt = Number.POSITIVE_INFINITY;
-    this.#watched.clear();
   }
 
   #arm(at: number, now: number): void {
@@ -67,16 +57,19 @@ export class HandlerTimeouts {
     this.#wakeAt = Number.POSITIVE_INFINITY;
     const now = performance.now();
     let next = Number.POSITIVE_INFINITY;
-    for (const [ctx, at] of this.#watched) {
-      if (ctx.res.headersSent) {
-        this.#watched.delete(ctx);
-      } else if (at <= now) {
-        this.#watched.delete(ctx);
-        this.#onTimeout(ctx);
-      } else if (at < next) {
-        next = at;
-      }
+    const expired: Ctx[] = [];
+    for (const request of this.#inFlight.requests) {
+      const ctx = request as Ctx;
+      const at = ctx[DEADLINE];
+      if (at === 0) continue;
+      if (ctx.res.headersSent) ctx[DEADLINE] = 0;
+      else if (at <= now) {
+        ctx[DEADLINE] = 0;
+        expired.push(ctx);
+      } else if (at < next) next = at;
     }
+    // answered after the scan: an answer may end a request, which changes the list scanned
+    for (const ctx of expired) this.#onTimeout(ctx);
     if (next !== Number.POSITIVE_INFINITY && next < this.#wakeAt) this.#arm(Math.max(next, now + SLACK_MS), now);
   };
 }

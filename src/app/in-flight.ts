@@ -1,6 +1,17 @@
-/** A request as `InFlight` sees it: its route template, empty until (or unless) a route matched. */
+/** Where `InFlight` keeps a request (its index in the list; -1: not in flight). */
+export const SLOT: unique symbol = Symbol('flotilla.inFlight.slot');
+/** When a request's route work times out (`performance.now()` time; 0: no limit). See handler-timeouts.ts. */
+export const DEADLINE: unique symbol = Symbol('flotilla.inFlight.deadline');
+
+/**
+ * A request as `InFlight` sees it: its route template, empty until (or unless) a route matched, and
+ * two fields of InFlight's own that the request carries, so that entering and leaving touch no hash
+ * table (`Ctx` declares them).
+ */
 export interface TrackedRequest {
   readonly route: string;
+  [SLOT]: number;
+  [DEADLINE]: number;
 }
 
 /**
@@ -20,8 +31,10 @@ export const UNMATCHED_ROUTE = 'unmatched';
 
 /**
  * The requests being served: how many, which routes, and when none are left.
- * A set of the requests themselves, so the hot path only adds and deletes one
- * entry; their routes are read only when asked for (`routes()`).
+ * A list of the requests themselves, each knowing its place in it: entering
+ * appends, leaving moves the last one into the gap, so the hot path hashes
+ * nothing; their routes are read only when asked for (`routes()`), and the
+ * handler timeouts scan the same list (`HandlerTimeouts`).
  *
  * @example
  * const inFlight = new InFlight();
@@ -29,23 +42,35 @@ export const UNMATCHED_ROUTE = 'unmatched';
  * inFlight.routes(); // { inFlight: [], last: '/books/:id' }
  */
 export class InFlight {
-  readonly #requests = new Set<TrackedRequest>();
+  readonly #requests: TrackedRequest[] = [];
   /** The route of the last request that ended, kept as a string: the request itself is not retained. */
   #last: string | undefined;
   #waiters: (() => void)[] = [];
 
   get count(): number {
-    return this.#requests.size;
+    return this.#requests.length;
+  }
+
+  /** The requests in flight, in no particular order (read, never changed, by the caller). */
+  get requests(): readonly TrackedRequest[] {
+    return this.#requests;
   }
 
   enter(request: TrackedRequest): void {
-    this.#requests.add(request);
+    request[SLOT] = this.#requests.push(request) - 1;
   }
 
   leave(request: TrackedRequest): void {
-    this.#requests.delete(request);
+    const slot = request[SLOT];
+    if (slot < 0 || this.#requests[slot] !== request) return;
+    const last = this.#requests.pop() as TrackedRequest;
+    if (last !== request) {
+      this.#requests[slot] = last;
+      last[SLOT] = slot;
+    }
+    request[SLOT] = -1;
     this.#last = request.route;
-    if (this.#requests.size === 0) for (const wake of this.#waiters.splice(0)) wake();
+    if (this.#requests.length === 0 && this.#waiters.length > 0) for (const wake of this.#waiters.splice(0)) wake();
   }
 
   /** The route templates of the requests in flight and of the last one that ended (`unmatched` for no route). */
@@ -58,6 +83,6 @@ export class InFlight {
 
   /** Resolves once no request is in flight. */
   idle(): Promise<void> {
-    return this.#requests.size === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
+    return this.#requests.length === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
   }
 }

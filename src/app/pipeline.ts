@@ -80,7 +80,6 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
       if (ended) return;
       ended = true;
       host.inFlight.leave(ctx);
-      host.timeouts.unwatch(ctx);
       record(host, ctx, started, completed, span);
     };
     res.once('finish', () => end(true));

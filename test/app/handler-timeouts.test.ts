@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
 import type { Ctx } from '../../src/app/ctx.ts';
 import { HandlerTimeouts } from '../../src/app/handler-timeouts.ts';
+import { DEADLINE, InFlight, SLOT } from '../../src/app/in-flight.ts';
 import { controller, gate, serve, testApp } from '../helpers/app.ts';
 import { httpRequest, openSocket, readUntil } from '../helpers/http.ts';
 
@@ -205,31 +206,47 @@ describe('handler timeouts', () => {
 });
 
 describe('HandlerTimeouts', () => {
+  /** A request in flight as the pipeline leaves it: InFlight's fields, and whether its head went out. */
+  const ctx = (headersSent: boolean) => ({ route: '', [SLOT]: -1, [DEADLINE]: 0, res: { headersSent } }) as unknown as Ctx;
+
   test('one timer for many requests, none once they are gone', async (t: TestContext) => {
-    const timeouts = new HandlerTimeouts(() => {});
+    const inFlight = new InFlight();
+    const timeouts = new HandlerTimeouts(inFlight, () => t.assert.fail('no request outlived its limit'));
     t.after(() => timeouts.stop());
-    const ctx = (headersSent: boolean) => ({ res: { headersSent } }) as unknown as Ctx;
     const armed = t.mock.method(globalThis, 'setTimeout');
     const requests = Array.from({ length: 100 }, () => ctx(false));
     const now = performance.now();
-    for (const request of requests) timeouts.watch(request, now + 10_000);
+    for (const request of requests) {
+      inFlight.enter(request);
+      timeouts.watch(request, now + 20);
+    }
     t.assert.strictEqual(armed.mock.callCount(), 1, 'a hundred requests share one timer');
-    for (const request of requests) timeouts.unwatch(request);
-    t.assert.strictEqual(timeouts.size, 0);
     armed.mock.restore();
-    timeouts.stop();
+    for (const request of requests) inFlight.leave(request);
+    // the timer fires, finds no request, and arms nothing more
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    t.assert.strictEqual(inFlight.count, 0);
+  });
 
+  test('times out what is past its limit and still unanswered, not a reply whose head went out', async (t: TestContext) => {
+    const inFlight = new InFlight();
     const streaming = ctx(true);
     const slow = ctx(false);
     const done = gate();
-    const watcher = new HandlerTimeouts((c) => {
-      t.assert.strictEqual(c, slow, 'a response whose head went out is no longer timed');
+    const timedOut: Ctx[] = [];
+    const watcher = new HandlerTimeouts(inFlight, (c) => {
+      timedOut.push(c);
+      // an answer ends the request while the timeouts are handled: the list changes under them
+      inFlight.leave(c);
       done.resolve();
     });
     t.after(() => watcher.stop());
-    watcher.watch(streaming, performance.now() + 5);
-    watcher.watch(slow, performance.now() + 5);
+    for (const request of [streaming, slow]) {
+      inFlight.enter(request);
+      watcher.watch(request, performance.now() + 5);
+    }
     await done.promise;
-    t.assert.strictEqual(watcher.size, 0);
+    t.assert.deepStrictEqual(timedOut, [slow]);
+    t.assert.strictEqual(inFlight.count, 1, 'the streaming one goes on');
   });
 });

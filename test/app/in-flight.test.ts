@@ -1,10 +1,13 @@
 import { type TestContext, test } from 'node:test';
-import { InFlight } from '../../src/app/in-flight.ts';
+import { DEADLINE, InFlight, SLOT } from '../../src/app/in-flight.ts';
+
+/** A request as an App's `Ctx` carries it: its route and InFlight's fields. */
+const tracked = (route: string) => ({ route, [SLOT]: -1, [DEADLINE]: 0 });
 
 test('counts the requests in flight and wakes idle() once none is left', async (t: TestContext) => {
   const inFlight = new InFlight();
-  const a = { route: '/a' };
-  const b = { route: '/b' };
+  const a = tracked('/a');
+  const b = tracked('/b');
   inFlight.enter(a);
   inFlight.enter(b);
   t.assert.strictEqual(inFlight.count, 2);
@@ -23,9 +26,9 @@ test('counts the requests in flight and wakes idle() once none is left', async (
 test('names the routes in flight, once each, and the last one to end', (t: TestContext) => {
   const inFlight = new InFlight();
   t.assert.deepStrictEqual(inFlight.routes(), { inFlight: [], last: '' }, 'nothing served yet');
-  const first = { route: '/books/:id' };
-  const second = { route: '/books/:id' };
-  const unrouted = { route: '' };
+  const first = tracked('/books/:id');
+  const second = tracked('/books/:id');
+  const unrouted = tracked('');
   inFlight.enter(first);
   inFlight.enter(second);
   inFlight.enter(unrouted);
@@ -39,8 +42,22 @@ test('names the routes in flight, once each, and the last one to end', (t: TestC
 
 test('a route set after the request entered (the router runs later) is the one named', (t: TestContext) => {
   const inFlight = new InFlight();
-  const request = { route: '' };
+  const request = tracked('');
   inFlight.enter(request);
   request.route = '/late';
   t.assert.deepStrictEqual(inFlight.routes().inFlight, ['/late']);
+});
+
+test('a request leaves from anywhere in the list; leaving twice, or without entering, changes nothing', (t: TestContext) => {
+  const inFlight = new InFlight();
+  const requests = ['/a', '/b', '/c', '/d'].map(tracked);
+  for (const request of requests) inFlight.enter(request);
+  inFlight.leave(requests[1] as ReturnType<typeof tracked>);
+  inFlight.leave(requests[1] as ReturnType<typeof tracked>);
+  inFlight.leave(tracked('/never'));
+  t.assert.strictEqual(inFlight.count, 3);
+  t.assert.deepStrictEqual(inFlight.routes().inFlight.sort(), ['/a', '/c', '/d']);
+  for (const request of [requests[3], requests[0], requests[2]]) inFlight.leave(request as ReturnType<typeof tracked>);
+  t.assert.strictEqual(inFlight.count, 0);
+  t.assert.deepStrictEqual(inFlight.requests, []);
 });
