@@ -4,7 +4,7 @@ import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClusterProcess, LogLine } from '../../tools/cluster-process.ts';
-import { byMsg, get, sample, scrapeUntil, startCluster, tempFiles } from './cluster.ts';
+import { get, sample, scrapeUntil, startCluster, tempFiles } from './cluster.ts';
 
 /** The fixture service of these tests: a one-second cron job and a lease-based scheduler, writing what runs where to files. */
 const SERVICE = fileURLToPath(new URL('../fixtures/coordination/service.ts', import.meta.url));
@@ -81,7 +81,9 @@ async function replicas(t: TestContext, url: string, serviceName: string, env: R
   await Promise.all(
     clusters.map(async (cluster) => {
       await cluster.ready(1, 30_000);
-      await cluster.waitFor(byMsg('coordinator connected'), 'the coordinator connected', 30_000);
+      // the schedulers' coordinator, in the service thread (the primary's main thread opens one for WebSocket topics too)
+      const schedulers = (l: LogLine) => l.msg === 'coordinator connected' && l['thread'] === 'service';
+      await cluster.waitFor(schedulers, "the schedulers' coordinator connected", 30_000);
     }),
   );
   return clusters;
