@@ -1,9 +1,9 @@
-import { request } from 'node:http';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClusterProcess } from '../../tools/cluster-process.ts';
 import { get, sample, scrapeUntil, startCluster } from '../helpers/cluster.ts';
+import { httpRequest, type SimpleResponse } from '../helpers/http.ts';
 import { postgresServer, SKIP_WITHOUT_POSTGRES } from '../helpers/postgres-server.ts';
 import { redisServer, SKIP_WITHOUT_REDIS } from '../helpers/redis-server.ts';
 
@@ -12,35 +12,12 @@ const SERVICE = fileURLToPath(new URL('../fixtures/rate-limit/service.ts', impor
 const REQUESTS = 150;
 const MAX = 50;
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One GET on a fresh connection (so that the next one may reach another worker), headers included. */
-function fetchFresh(port: number, path: string): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, agent: false, signal: AbortSignal.timeout(10_000) }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 /** `total` requests to `GET /limited`, spread over `ports` in turn, 10 at a time (a burst, not an overload). */
-async function burst(ports: readonly number[], total: number): Promise<Answer[]> {
-  const answers: Answer[] = [];
+async function burst(ports: readonly number[], total: number): Promise<SimpleResponse[]> {
+  const answers: SimpleResponse[] = [];
   for (let sent = 0; sent < total; sent += 10) {
     const batch = Array.from({ length: Math.min(10, total - sent) }, (_, i) =>
-      fetchFresh(ports[(sent + i) % ports.length] as number, '/limited'),
+      httpRequest(ports[(sent + i) % ports.length] as number, '/limited'),
     );
     answers.push(...(await Promise.all(batch)));
   }
@@ -48,7 +25,7 @@ async function burst(ports: readonly number[], total: number): Promise<Answer[]>
 }
 
 /** Exactly `MAX` admitted, the rest refused with the problem and its headers; the pids that admitted. */
-function assertLimited(t: TestContext, answers: readonly Answer[]): Set<number> {
+function assertLimited(t: TestContext, answers: readonly SimpleResponse[]): Set<number> {
   const byStatus = new Map<number, number>();
   for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1);
   t.assert.deepStrictEqual(Object.fromEntries(byStatus), { 200: MAX, 429: REQUESTS - MAX }, 'exactly 50 admitted, the rest refused');
@@ -90,7 +67,7 @@ test('2 workers, fresh connections: 150 requests admitted exactly 50 times, both
   t.assert.equal(await counted(cluster, 'allowed', MAX), MAX);
   t.assert.equal(await counted(cluster, 'limited', REQUESTS - MAX), REQUESTS - MAX);
   // a route without a limit is not counted, and answers without the headers
-  const open = await fetchFresh(cluster.appPort, '/open');
+  const open = await httpRequest(cluster.appPort, '/open');
   t.assert.equal(open.status, 200);
   t.assert.equal(open.headers['ratelimit'], undefined);
   t.assert.equal((await get(cluster.appPort, '/health')).status, 200);
@@ -144,15 +121,15 @@ test('Redis down: a fail-open route admits without the headers, a fail-closed on
   const cluster = await startCluster(t, {
     config: { service: SERVICE, serviceName: 'rate-down', coordination: { url: server.url } },
   }).ready(2, 30_000);
-  const up = await fetchFresh(cluster.appPort, '/limited');
+  const up = await httpRequest(cluster.appPort, '/limited');
   t.assert.equal(up.status, 200);
   t.assert.match(String(up.headers['ratelimit']), /;r=49;/);
   await server.stop();
   for (let i = 0; i < 4; i++) {
-    const open = await fetchFresh(cluster.appPort, '/limited');
+    const open = await httpRequest(cluster.appPort, '/limited');
     t.assert.equal(open.status, 200, 'fail open: admitted');
     t.assert.equal(open.headers['ratelimit'], undefined, 'no count, no fields');
-    const closed = await fetchFresh(cluster.appPort, '/closed');
+    const closed = await httpRequest(cluster.appPort, '/closed');
     t.assert.equal(closed.status, 503, 'fail closed: refused');
     t.assert.equal((JSON.parse(closed.body) as { code: string }).code, 'UNAVAILABLE');
     t.assert.equal(closed.headers['retry-after'], '1');
@@ -161,9 +138,9 @@ test('Redis down: a fail-open route admits without the headers, a fail-closed on
   await cluster.waitFor((line) => line['msg'] === 'rate limit not counted: the store failed, requests are answered 503', 'the warning');
   await server.start();
   // the client reconnects with backoff (at most 1 s between attempts): the window starts anew on the empty server
-  let back: Answer | undefined;
+  let back: SimpleResponse | undefined;
   for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(200)) {
-    back = await fetchFresh(cluster.appPort, '/limited');
+    back = await httpRequest(cluster.appPort, '/limited');
     if (back.headers['ratelimit'] !== undefined) break;
   }
   t.assert.equal(back?.status, 200);
