@@ -17,6 +17,17 @@ import { WaitingConnection } from './waiting-connection.ts';
 const MAX_PENDING = 4;
 const FRESH_MS = 2;
 
+/**
+ * A worker's warm-up: its first second of connections, counted from the first handed to it. A worker
+ * that has just come up is slow at first (its first request alone takes some 30 ms: lazy
+ * initialisation, code not yet optimised), and a cluster that has just started has only such workers:
+ * the queue they leave is the cold start's, not an overload's. While any worker warms up, a queue must
+ * stand for {@link WARMUP_INTERVAL_MS} rather than `intervalMs` before it drops (slow start, as load
+ * balancers give new backends; reliability/results/after-handoff.md has the 503s it removed).
+ */
+const WARMUP_MS = 1_000;
+const WARMUP_INTERVAL_MS = 500;
+
 export interface DistributorOptions {
   /** `overload.enabled`: answer what waits too long with 503; otherwise everything waits, as with node:cluster. */
   shed: boolean;
@@ -35,6 +46,8 @@ export interface DistributorOptions {
   priorityPaths: readonly string[];
   logger: Logger;
   metrics: DistributorMetrics;
+  /** A worker's warm-up, ms (see {@link WARMUP_MS}, the default). */
+  warmupMs?: number;
 }
 
 export interface DistributorMetrics {
@@ -60,6 +73,8 @@ interface Pending {
 interface Target {
   /** The unacknowledged hand-offs, oldest first. */
   pending: Pending[];
+  /** When the first connection was handed to it (`performance.now()`); undefined before: it is still to warm up. */
+  firstAt: number | undefined;
   /** False once the worker retires, refused a connection, or was told that none follows. */
   open: boolean;
 }
@@ -125,7 +140,7 @@ export class Distributor {
   /** A worker listens: it takes connections from now on (one that comes up after `close()` is told at once that none follows). */
   add(worker: Worker): void {
     if (this.#targets.has(worker)) return;
-    this.#targets.set(worker, { pending: [], open: true });
+    this.#targets.set(worker, { pending: [], firstAt: undefined, open: true });
     this.#order.push(worker);
     if (this.#ended) this.retire(worker);
     else this.#dispatch();
@@ -228,7 +243,9 @@ export class Distributor {
   /** One hand-off; `own`: a raw handle whose primary copy {@link acked} closes. */
   #send(worker: Worker, connection: Socket | RawHandle, head: string, since: number, own: RawHandle | undefined): void {
     const now = performance.now();
-    (this.#targets.get(worker) as Target).pending.push({ at: now, handle: own });
+    const target = this.#targets.get(worker) as Target;
+    target.firstAt ??= now;
+    target.pending.push({ at: now, handle: own });
     this.#o.metrics.waited((now - since) / 1_000);
     try {
       worker.send(msg.connection(head), connection as Socket, { keepOpen: false }, (error) => {
@@ -277,7 +294,8 @@ export class Distributor {
     const oldest = this.#queue[0];
     if (oldest === undefined || (!this.#o.shed && this.#closed === undefined)) return;
     const now = performance.now();
-    if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined)) return;
+    const interval = this.#warming(now) ? WARMUP_INTERVAL_MS : this.#o.intervalMs;
+    if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined, interval)) return;
     let kept = 0;
     for (const waiting of this.#queue) {
       if (waiting.probe || now - waiting.since <= this.#o.targetMs) {
@@ -290,6 +308,13 @@ export class Distributor {
     }
     this.#queue.length = kept;
     this.#changed();
+  }
+
+  /** Whether a worker that takes connections is in its warm-up (see {@link WARMUP_MS}). */
+  #warming(now: number): boolean {
+    const { warmupMs = WARMUP_MS } = this.#o;
+    for (const { open, firstAt } of this.#targets.values()) if (open && (firstAt === undefined || now - firstAt < warmupMs)) return true;
+    return false;
   }
 
   /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */

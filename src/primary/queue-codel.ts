@@ -26,8 +26,11 @@ export class QueueCoDel {
     this.#intervalMs = intervalMs;
   }
 
-  /** Whether to drop now, the oldest connection having waited since `oldestSince`; `force`: drop at once (the shutdown). */
-  dropping(now: number, oldestSince: number, force = false): boolean {
+  /**
+   * Whether to drop now, the oldest connection having waited since `oldestSince`; `force`: drop at once
+   * (the shutdown); `intervalMs`: how long the queue must stand this time (a longer one while workers warm up).
+   */
+  dropping(now: number, oldestSince: number, force = false, intervalMs = this.#intervalMs): boolean {
     if (now - oldestSince <= this.#targetMs) {
       this.#aboveSince = undefined;
       return this.#dropping;
@@ -35,7 +38,7 @@ export class QueueCoDel {
     if (this.#dropping) return true;
     this.#aboveSince ??= now;
     const recent = now - this.#droppingEnded < RECENT_INTERVALS * this.#intervalMs;
-    this.#dropping = force || recent || now - this.#aboveSince >= this.#intervalMs;
+    this.#dropping = force || recent || now - this.#aboveSince >= intervalMs;
     return this.#dropping;
   }
 

@@ -1,124 +1,16 @@
 /**
- * The primary's service thread (started by `service-host.ts`): the service's
- * setup given a `ServicePart` (`app.role === 'primary'`), where its schedulers run
- * once for the whole cluster and its shutdown hooks run at the cluster's
- * shutdown. It lives in a worker thread so that a job computing for seconds
- * never delays what the primary's main thread does: hand connections to the
- * workers, heartbeats, `/metrics`, signals. It speaks the workers' protocol
- * (`src/ipc/protocol.ts`) over its message port: metric snapshots, heartbeat
- * answers (the first snapshot follows the start of its schedulers), and
- * `flotilla:shutdown-complete` after its hooks.
+ * Entry of the primary's service thread (`service-thread-main.ts` is the thread itself): lowers the
+ * thread's CPU priority before anything is loaded, then loads it. The thread loads the service (some
+ * 200 ms of CPU) just as a cluster that has come up takes its first load, and its cron jobs may compute
+ * for seconds: at a lower priority it gets the CPU the workers and the primary's main thread (the
+ * connections' hand-off) leave, so neither costs a request its latency
+ * (reliability/results/after-handoff.md). Not lower still: it answers heartbeats within
+ * `cluster.heartbeatTimeoutMs` on a busy machine.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import type { App } from '../app/app.ts';
-import { describeServiceError } from '../cluster/boot-failure.ts';
-import { loadService } from '../cluster/load-service.ts';
-import { importPreloads } from '../cluster/preload.ts';
-import { Vitals } from '../cluster/vitals.ts';
-import { ConfigError } from '../config/config-error.ts';
-import { locateProblems } from '../config/load-file.ts';
-import type { ResolvedConfig } from '../config/types.ts';
-import { adoptResolvedConfig } from '../config/validate.ts';
-import { encodePayload } from '../ipc/payload.ts';
-import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
-import { toMetricFamilies } from '../metrics/metric-families.ts';
-import { ServicePart } from './service-part.ts';
+import { lowerThreadPriority } from '../utils/thread-priority.ts';
 
-/** What the service host hands the thread. */
-export interface ServiceThreadData {
-  config: ResolvedConfig;
-  servicePath: string;
-  /** The config file, where `settings` problems are located. */
-  configFile?: string;
-}
+/** The thread's nice value (the workers and the primary's main thread run at the process's, 0 by default). */
+const NICE = 10;
 
-const port = parentPort;
-if (port === null) throw new Error('service-thread.ts runs as a worker thread of the flotilla primary');
-const { config, servicePath, configFile } = workerData as ServiceThreadData;
-
-/**
- * A start-up failure a restart will not fix (a preload or the service's module or setup throws, its
- * settings are invalid): the primary hears it in one human line, as from a worker, and stops.
- */
-const bootFailed = (kind: BootFailedMessage['kind'], message: string): never => {
-  port.postMessage(msg.bootFailed(process.pid, kind, message));
-  process.exit(1);
-};
-
-try {
-  // the config's `preload` (an OpenTelemetry SDK's registration) before the service: worker threads run no `--import`
-  await importPreloads(config.preload);
-} catch (error) {
-  bootFailed('service', (error as Error).message);
-}
-const post = (message: WorkerMessage) => port.postMessage(message);
-// a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
-const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' }, (topic, payload) => {
-  const { data, binary } = encodePayload(payload);
-  post(msg.publish(topic, data, binary));
-});
-const vitals = new Vitals();
-
-/** The shutdown began: a `beforeServe` hook it aborted is no failure of the thread. */
-let closing = false;
-
-/** The last snapshot pushed: an unchanged one is not pushed again (the primary keeps the last one). */
-let pushed = '';
-const pushMetrics = async (final: boolean) => {
-  try {
-    const families = toMetricFamilies(await part.registry.getMetricsAsJSON());
-    const text = JSON.stringify(families);
-    if (text === pushed && !final) return;
-    pushed = text;
-    post(msg.metrics(families, final));
-  } catch (error) {
-    part.logger.error({ err: error }, 'metrics collection failed');
-  }
-};
-const pushing = setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs);
-
-port.on('message', (message: unknown) => {
-  if (!isPrimaryMessage(message)) return;
-  if (message.type === 'flotilla:ping') {
-    post(msg.pong(message.seq, vitals.sample()));
-    return;
-  }
-  if (message.type !== 'flotilla:shutdown') return;
-  closing = true;
-  void part.close(message.deadline).then(async () => {
-    clearInterval(pushing);
-    await pushMetrics(true);
-    post(msg.shutdownComplete(process.pid, part.cleanShutdown));
-    port.close();
-  });
-});
-
-try {
-  // the setup is typed for an App; the part has its registration API (see service-part.ts)
-  await (await loadService<App>(servicePath))(part as unknown as App);
-} catch (error) {
-  if (error instanceof ConfigError && configFile !== undefined) bootFailed('config', locateProblems(configFile, error.problems).message);
-  bootFailed('service', describeServiceError(error, servicePath));
-}
-try {
-  // the `beforeServe` hooks: the workers that await them listen once they are done; one that fails ends the thread
-  // with its error, which the host restarts with backoff (a crash loop stops the cluster)
-  await part.prepare();
-} catch (error) {
-  if (!closing) throw error;
-}
-if (closing) {
-  // the shutdown's handler above ends the thread once the hooks ran
-} else if (part.idle) {
-  post(msg.serviceReady());
-  // nothing to run here: the last snapshot (the service's own metrics, if any), then the thread ends
-  clearInterval(pushing);
-  await pushMetrics(true);
-  post(msg.serviceIdle());
-  process.exit(0);
-} else {
-  post(msg.serviceReady());
-  await part.start();
-  // the first snapshot tells the host that the schedulers started
-  void pushMetrics(false);
-}
+lowerThreadPriority(NICE);
+await import(`./service-thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`);

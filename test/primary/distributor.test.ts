@@ -160,7 +160,7 @@ test('a client that leaves while its connection waits is dropped, never handed o
 });
 
 test('a standing queue is cut to the target: the primary answers 503 OVERLOADED with Retry-After', async (t: TestContext) => {
-  const { counts, port, worker: stuck } = await oneBusyWorker(t, { targetMs: 10, intervalMs: 30 });
+  const { counts, port, worker: stuck } = await oneBusyWorker(t, { targetMs: 10, intervalMs: 30, warmupMs: 0 });
   const replies = await Promise.all(Array.from({ length: 5 }, (_, i) => client(port, `/p${i}`).reply));
   for (const [i, reply] of replies.entries()) {
     t.assert.match(reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
@@ -170,6 +170,17 @@ test('a standing queue is cut to the target: the primary answers 503 OVERLOADED 
     t.assert.strictEqual(body.instance, `/p${i}`);
   }
   t.assert.strictEqual(counts.queue, 5);
+  (stuck.handed[0] as Handed).socket.destroy();
+});
+
+test("in a worker's warm-up, a queue must stand 500 ms before it drops; then it drops as usual", async (t: TestContext) => {
+  // the worker's first connection was handed just now: it warms up for warmupMs
+  const { counts, port, worker: stuck } = await oneBusyWorker(t, { targetMs: 10, intervalMs: 30, warmupMs: 60_000 });
+  const waiting = client(port, '/cold');
+  await new Promise((r) => setTimeout(r, 150));
+  t.assert.strictEqual(counts.queue, 0, 'past the 30 ms interval, but the worker warms up: the connection waits');
+  t.assert.match(await waiting.reply, /^HTTP\/1\.1 503 Service Unavailable\r\n/);
+  t.assert.strictEqual(counts.queue, 1);
   (stuck.handed[0] as Handed).socket.destroy();
 });
 

@@ -28,3 +28,10 @@ test('force drops at once (the shutdown: what waits past the target is answered)
   const codel = new QueueCoDel(20, 100);
   t.assert.strictEqual(codel.dropping(1_030, 1_000, true), true);
 });
+
+test("a longer interval for this call (the workers' warm-up) delays the drop of a standing queue", (t: TestContext) => {
+  const codel = new QueueCoDel(20, 100);
+  t.assert.strictEqual(codel.dropping(1_030, 1_000, false, 500), false);
+  t.assert.strictEqual(codel.dropping(1_200, 1_000, false, 500), false, 'stood 170 ms: under the 500 ms interval');
+  t.assert.strictEqual(codel.dropping(1_530, 1_000, false, 500), true);
+});
