@@ -18,12 +18,13 @@ const MAX_PENDING = 4;
 const FRESH_MS = 2;
 
 /**
- * A worker's warm-up: its first second of connections, counted from the first handed to it. A worker
- * that has just come up is slow at first (its first request alone takes some 30 ms: lazy
- * initialisation, code not yet optimised), and a cluster that has just started has only such workers:
- * the queue they leave is the cold start's, not an overload's. While any worker warms up, a queue must
- * stand for {@link WARMUP_INTERVAL_MS} rather than `intervalMs` before it drops (slow start, as load
- * balancers give new backends; reliability/results/after-handoff.md has the 503s it removed).
+ * A worker's warm-up: from its fork to the end of its first second of connections. A worker starting
+ * takes some 300 ms of CPU from the cores the others serve on, and once up it is slow at first (its
+ * first request alone takes some 30 ms: lazy initialisation, code not yet optimised): the queue that
+ * leaves is a start's (the cluster's, a replacement's, a rolling restart's), not an overload's. While
+ * any worker warms up, a queue must stand for {@link WARMUP_INTERVAL_MS} rather than `intervalMs`
+ * before it drops (slow start, as load balancers give new backends;
+ * reliability/results/after-handoff.md has the 503s it removed).
  */
 const WARMUP_MS = 1_000;
 const WARMUP_INTERVAL_MS = 500;
@@ -104,6 +105,8 @@ export class Distributor {
   /** The workers in hand-off order: ties go to the one after the last chosen. */
   #order: Worker[] = [];
   #next = 0;
+  /** Workers forked and not yet taking connections (see {@link WARMUP_MS}). */
+  readonly #starting = new Set<Worker>();
   #queue: WaitingConnection[] = [];
   readonly #codel: QueueCoDel;
   #timer: NodeJS.Timeout | undefined;
@@ -137,8 +140,14 @@ export class Distributor {
     });
   }
 
+  /** A worker was forked: the queue is patient until it has warmed up (see {@link WARMUP_MS}). */
+  starting(worker: Worker): void {
+    this.#starting.add(worker);
+  }
+
   /** A worker listens: it takes connections from now on (one that comes up after `close()` is told at once that none follows). */
   add(worker: Worker): void {
+    this.#starting.delete(worker);
     if (this.#targets.has(worker)) return;
     this.#targets.set(worker, { pending: [], firstAt: undefined, open: true });
     this.#order.push(worker);
@@ -148,6 +157,7 @@ export class Distributor {
 
   /** A worker exited: what it had not acknowledged is lost with it. */
   remove(worker: Worker): void {
+    this.#starting.delete(worker);
     const target = this.#targets.get(worker);
     if (target === undefined) return;
     for (const { handle } of target.pending) handle?.close();
@@ -313,6 +323,7 @@ export class Distributor {
   /** Whether a worker that takes connections is in its warm-up (see {@link WARMUP_MS}). */
   #warming(now: number): boolean {
     const { warmupMs = WARMUP_MS } = this.#o;
+    if (this.#starting.size > 0 && warmupMs > 0) return true;
     for (const { open, firstAt } of this.#targets.values()) if (open && (firstAt === undefined || now - firstAt < warmupMs)) return true;
     return false;
   }

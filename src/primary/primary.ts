@@ -155,7 +155,10 @@ export class Primary {
         else if (message.type === 'flotilla:publish') this.#topics.published(message);
         else if (message.type === 'flotilla:await-serve') this.#serviceWanted.resolve();
       },
-      onFork: (worker) => this.#exposition.join(keyOf(worker)),
+      onFork: (worker) => {
+        this.#exposition.join(keyOf(worker));
+        this.#distributor?.starting(worker);
+      },
       onExit: (worker) => {
         this.#distributor?.remove(worker);
         this.#exposition.retire(keyOf(worker));

@@ -184,6 +184,20 @@ test("in a worker's warm-up, a queue must stand 500 ms before it drops; then it 
   (stuck.handed[0] as Handed).socket.destroy();
 });
 
+test('while a worker starts (forked, not yet up), a queue must stand 500 ms before it drops', async (t: TestContext) => {
+  const { distributor, counts, port, worker: busy } = await oneBusyWorker(t, { targetMs: 10, intervalMs: 30, warmupMs: 1 });
+  const starting = new FakeWorker();
+  distributor.starting(asWorker(starting));
+  const waiting = client(port, '/during-a-start');
+  await new Promise((r) => setTimeout(r, 150));
+  t.assert.strictEqual(counts.queue, 0, 'past the 30 ms interval, but a worker is starting: the connection waits');
+  distributor.add(asWorker(starting));
+  await until(() => starting.handed.length === 1);
+  t.assert.strictEqual(counts.queue, 0, 'handed to the worker once it is up');
+  for (const h of [...busy.handed, ...starting.handed]) h.socket.destroy();
+  waiting.socket.destroy();
+});
+
 test('with overload.enabled false, nothing is shed: the queue waits for the workers', async (t: TestContext) => {
   const { distributor, counts, port, worker: w } = await oneBusyWorker(t, { shed: false, targetMs: 1, intervalMs: 1 });
   client(port);
