@@ -1,9 +1,18 @@
 import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
-import { Busboy, type BusboyFileStream, type BusboyInstance } from '@fastify/busboy';
+import type { Busboy as BusboyFactory, BusboyFileStream, BusboyInstance } from '@fastify/busboy';
 import { KError } from '../../errors/k-error.ts';
 import { abandoned, tooLarge, unreadable } from './common.ts';
 import { MULTIPART_DEFAULTS, type MultipartBody, type MultipartLimits, type MultipartPart } from './multipart-types.ts';
+
+let busboyLib: typeof BusboyFactory | undefined;
+
+/** @fastify/busboy, required on the first multipart body: a worker that never reads one does not load it. */
+function Busboy(...args: Parameters<typeof BusboyFactory>): BusboyInstance {
+  busboyLib ??= (createRequire(import.meta.url)('@fastify/busboy') as { Busboy: typeof BusboyFactory }).Busboy;
+  return busboyLib(...args);
+}
 
 /**
  * The parts of a multipart body as they stream in: `MultipartReader`, which
