@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleSources } from './bundle.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
 /**
- * Compiles flotilla (src/) and `extra` (files or folders, relative to the
- * repository's root) to plain JavaScript, laid out as in the repository
+ * Compiles flotilla (src/, bundled as `npm run build` does: `tools/bundle.ts`) and `extra` (files
+ * or folders, relative to the repository's root) to plain JavaScript, laid out as in the repository
  * (`src/cli/main.ts` → `<dir>/src/cli/main.js`), in a temporary directory that
  * is a package named `flotilla`: its export is the compiled `src/index.js`, its
  * `node_modules` a link to the repository's. That is how the published package
@@ -39,6 +40,11 @@ export function compileToPackage(extra: readonly string[], root: string = ROOT):
   };
   writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify(config));
   execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.json')], { stdio: 'inherit' });
+  // flotilla itself as it is published: bundled (revisions from before the bundle keep tsc's layout)
+  if (existsSync(join(root, 'src/entry-points.ts'))) {
+    rmSync(join(out, 'src'), { recursive: true, force: true });
+    bundleSources(root, join(out, 'src'));
+  }
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
   writeFileSync(
     join(out, 'package.json'),

@@ -11,6 +11,7 @@ import { type LoadedConfig, loadConfigFile, locateProblems, type UnsetSetting } 
 import { redactConfig } from '../config/redact.ts';
 import { checkSettings, redactSettings, undeclaredSettings } from '../config/settings.ts';
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
+import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
 import { devBanner, devConfig } from './dev.ts';
@@ -37,7 +38,7 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   if (args.command === 'version') {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string };
     process.stdout.write(`flotilla ${pkg.version}\n`);
     return 0;
   }
@@ -96,8 +97,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const config = dev ? devConfig(loaded.config, pretty) : loaded.config;
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
       const logger = createLogger(config, config.logging.pretty ? undefined : pino.destination(1), { role: 'primary' });
-      const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-      const workerEntry = fileURLToPath(new URL(`../worker/worker-entry${ext}`, import.meta.url));
+      const workerEntry = fileURLToPath(entryPoint('worker/worker-entry'));
       const load = () => {
         const again = loadConfigFile(configFile).config;
         return dev ? devConfig(again, pretty) : again;

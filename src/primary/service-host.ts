@@ -1,11 +1,9 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { entryPoint } from '../entry-points.ts';
 import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PublishMessage } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
-
-/** The thread's entry module, beside this one (TypeScript sources or compiled JavaScript alike). */
-const ENTRY = new URL(`./service-thread${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url);
 
 /** Time after the deadline before a thread still running its shutdown is terminated. */
 const TERMINATE_MARGIN_MS = 200;
@@ -115,7 +113,7 @@ export class ServiceHost {
 
   #spawn(): void {
     const { logger } = this.#o;
-    const thread = new Worker(ENTRY, { workerData: this.#o.data, resourceLimits: this.#o.resourceLimits });
+    const thread = new Worker(entryPoint('primary/service-thread'), { workerData: this.#o.data, resourceLimits: this.#o.resourceLimits });
     this.#thread = thread;
     this.#startedAt = 0;
     const generation = this.#started++;

@@ -7,10 +7,11 @@
  * (reliability/results/after-handoff.md). Not lower still: it answers heartbeats within
  * `cluster.heartbeatTimeoutMs` on a busy machine.
  */
+import { entryPoint } from '../entry-points.ts';
 import { lowerThreadPriority } from '../utils/thread-priority.ts';
 
 /** The thread's nice value (the workers and the primary's main thread run at the process's, 0 by default). */
 const NICE = 10;
 
 lowerThreadPriority(NICE);
-await import(`./service-thread-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`);
+await import(entryPoint('primary/service-thread-main').href);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { entryPoint } from '../entry-points.ts';
 
 /** What the watchdog thread needs; see `watchdog-thread.ts`. */
 export interface WatchdogData {
@@ -42,9 +43,8 @@ export function startWatchdog(options: Omit<WatchdogData, 'beat' | 'beatMs'>, on
   setInterval(() => {
     cell[0] = Date.now();
   }, beatMs).unref();
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const data: WatchdogData = { ...options, beat, beatMs };
-  const thread = new Worker(new URL(`./watchdog-thread${ext}`, import.meta.url), {
+  const thread = new Worker(entryPoint('worker/watchdog-thread'), {
     workerData: data,
     // a few timers and, once per stall, an inspector session; the old generation must also hold Node's
     // type stripping when it loads the .ts source with a cold compile cache (8 MB was not enough).

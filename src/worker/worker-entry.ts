@@ -8,6 +8,7 @@
  */
 import { importPreloads } from '../cluster/preload.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import { entryPoint } from '../entry-points.ts';
 import { msg } from '../ipc/protocol.ts';
 
 const { config } = decodeWorkerStart(process.env[WORKER_ENV]);
@@ -17,7 +18,7 @@ try {
 } catch (error) {
   failure = error;
 }
-if (failure === undefined) await import(`./worker-main${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`);
+if (failure === undefined) await import(entryPoint('worker/worker-main').href);
 else {
   process.stderr.write(`${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}\n`);
   const exit = () => process.exit(1);

@@ -1,0 +1,50 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ENTRY_POINTS } from '../../src/entry-points.ts';
+import { bundleSources } from '../../tools/bundle.ts';
+
+// The published build (`npm run build`), bundled into a folder under node_modules so that the
+// packages it leaves out resolve as they do from an installed flotilla.
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+function bundled(t: TestContext): { dir: string; js: Map<string, string> } {
+  const dir = mkdtempSync(join(ROOT, 'node_modules', '.flotilla-bundle-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  bundleSources(ROOT, dir);
+  const js = new Map<string, string>();
+  for (const file of readdirSync(dir, { recursive: true }) as string[]) {
+    if (file.endsWith('.js')) js.set(file, readFileSync(join(dir, file), 'utf8'));
+  }
+  return { dir, js };
+}
+
+test('the bundle: one module per entry point at its path, shared chunks at the root, few files', (t: TestContext) => {
+  const { dir, js } = bundled(t);
+  for (const name of ['index', 'cli/main', ...ENTRY_POINTS]) t.assert.ok(existsSync(join(dir, `${name}.js`)), `${name}.js`);
+  const nested = [...js.keys()].filter((f) => f.includes('/'));
+  t.assert.deepStrictEqual(nested.sort(), ['cli/main', ...ENTRY_POINTS].map((n) => `${n}.js`).sort(), 'only entries below the root');
+  t.assert.ok(js.size < 80, `${js.size} files`);
+});
+
+test('the bundle leaves out the OpenTelemetry API and pino: they are imported at run time', (t: TestContext) => {
+  const { js } = bundled(t);
+  const all = [...js.values()].join('\n');
+  // the API's global registration key: a copy inside would be one the service's SDK never registers with
+  t.assert.doesNotMatch(all, /opentelemetry\.js\.api\./);
+  t.assert.match(all, /from "@opentelemetry\/api"/);
+  t.assert.match(all, /from "pino"/);
+});
+
+test('an App from the bundle serves a request', async (t: TestContext) => {
+  const { dir } = bundled(t);
+  const { App } = (await import(pathToFileURL(join(dir, 'index.js')).href)) as typeof import('../../src/index.ts');
+  const app = new App({ env: 'production', logging: { level: 'silent' } });
+  app.registerController({ routes: () => [{ method: 'GET', path: '/hello', handler: () => ({ hello: 'bundle' }) }] });
+  const response = await app.inject({ method: 'GET', url: '/hello' });
+  t.assert.strictEqual(response.statusCode, 200);
+  t.assert.deepStrictEqual(response.json(), { hello: 'bundle' });
+  await app.close();
+});
