@@ -1,8 +1,9 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { type Context, ROOT_CONTEXT } from '@opentelemetry/api';
+import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
 import { negotiateLocale, type Translator } from '../i18n/translator.ts';
+import { otel } from '../utils/otel-api.ts';
 import { ClientGoneError } from './client-gone.ts';
 import type { CookieSigner } from './cookies/cookie-signer.ts';
 import { Cookies } from './cookies/cookies.ts';
@@ -13,6 +14,8 @@ import type { SseEvent, SseOptions } from './sse.ts';
 import { isStreamSource, type StreamSource } from './stream-reply.ts';
 import type { SocketTopics } from './websocket-hub.ts';
 import { checkTopic } from './websocket-topic.ts';
+
+const { ROOT_CONTEXT } = otel;
 
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {

@@ -1,4 +1,6 @@
-import { trace } from '@opentelemetry/api';
+import { otel } from '../utils/otel-api.ts';
+
+const { trace } = otel;
 
 interface Flushable {
   forceFlush(): Promise<void>;

@@ -1,4 +1,7 @@
-import { type Tracer, type TracerProvider, trace } from '@opentelemetry/api';
+import type { Tracer, TracerProvider } from '@opentelemetry/api';
+import { otel } from '../utils/otel-api.ts';
+
+const { trace } = otel;
 
 /**
  * The tracer of an App (and of the primary's service part) until `setTracer`

@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context as otelContext, ROOT_CONTEXT, type Span, type Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { KError } from '../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../errors/problem.ts';
 import { localizeProblem } from '../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import { otel } from '../utils/otel-api.ts';
 import type { Admission } from './admission.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
@@ -22,6 +23,8 @@ import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
 import { type HeaderPair, setSecurityHeaders } from './security-headers.ts';
 import { endServerSpan, recordException, startServerSpan } from './tracing.ts';
+
+const { context: otelContext, ROOT_CONTEXT } = otel;
 
 /** What the pipeline reads from its App on every request. */
 export interface PipelineHost {

@@ -1,15 +1,8 @@
-import {
-  type Context,
-  isSpanContextValid,
-  propagation,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { otel } from '../utils/otel-api.ts';
 import type { Ctx } from './ctx.ts';
+
+const { isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = otel;
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 

@@ -1,11 +1,14 @@
 import { createRequire } from 'node:module';
-import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type * as NodeCron from 'node-cron';
 import type { Logger as CronLogger, RunCoordinator, ScheduledTask } from 'node-cron';
 import { type Logger, pino } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
 import { type JobOutcome, type SchedulerMetrics, type SkipReason, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
+import { otel } from '../utils/otel-api.ts';
 import type { FireCoordinator, Scheduler, SchedulerEnv } from './scheduler.ts';
+
+const { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = otel;
 
 let lib: typeof NodeCron.default | undefined;
 
