@@ -8,6 +8,8 @@ import { ENTRY_POINTS } from '../src/entry-points.ts';
  * Packages left out of the bundle, loaded from `node_modules` at run time:
  * - @opentelemetry/api: a peer dependency, the one copy the service's SDK registers its tracer
  *   provider with (a copy of flotilla's own would record no span: README, "Dependencies");
+ * - ajv and ajv-formats: fast-json-stringify and ajv-formats, required on first use, require ajv
+ *   themselves; one copy keeps ajv's code generation (its classes) whole;
  * - pino: its transports start worker threads on files of its own, found by path;
  * - chokidar: `flotilla dev` only;
  * - light-my-request: `app.inject` only (required on first use);
@@ -15,7 +17,7 @@ import { ENTRY_POINTS } from '../src/entry-points.ts';
  * Packages required on first use (`createRequire`: yaml, ws, fast-json-stringify, node-cron,
  * @fastify/busboy, swagger-ui-dist…) are never followed by the bundler and stay out as well.
  */
-const EXTERNAL = ['@opentelemetry/api', 'pino', 'chokidar', 'light-my-request', '@redis/client', 'pg'];
+const EXTERNAL = ['@opentelemetry/api', 'ajv', 'ajv-formats', 'pino', 'chokidar', 'light-my-request', '@redis/client', 'pg'];
 
 /**
  * CommonJS dependencies bundled into ES modules still call `require` (node's own modules): each
