@@ -86,16 +86,6 @@ const primaryServes = () => {
 // a worker that received requests and died is no boot failure: the primary must know it before any heartbeat
 onFirstRequest(() => send(msg.firstRequest(process.pid)));
 
-startWatchdog(
-  {
-    primaryPid: process.ppid,
-    blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
-    orphanGraceMs: config.shutdown.timeoutMs + 2_000,
-    bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
-  },
-  (error) => app.logger.error({ err: error }, 'the watchdog thread failed: no stack of a stuck event loop, no exit if the primary dies'),
-);
-
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => app.logger.debug({ signal }, 'signal ignored: the primary drives the shutdown'));
 }
@@ -202,6 +192,23 @@ process.on('disconnect', () => {
   void shutdown('primary disconnected');
 });
 
+/**
+ * The watchdog thread (`watchdog.ts`), once the worker listens: its start (an isolate of its own,
+ * some 20 ms of CPU) stays off the cold start's path, on which it competed with the worker's own
+ * setup. Until then, a worker stuck in its setup is the primary's start-up timeout's to end.
+ */
+function watch(): void {
+  startWatchdog(
+    {
+      primaryPid: process.ppid,
+      blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
+      orphanGraceMs: config.shutdown.timeoutMs + 2_000,
+      bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
+    },
+    (error) => app.logger.error({ err: error }, 'the watchdog thread failed: no stack of a stuck event loop, no exit if the primary dies'),
+  );
+}
+
 /** Runs the service's setup and listens; a failure a restart cannot fix ends here with `bootFailed`. */
 async function boot(): Promise<void> {
   try {
@@ -226,6 +233,7 @@ async function boot(): Promise<void> {
     return bootFailed('address-in-use', `port ${config.port} on ${config.host} is already in use`, error);
   }
   send(msg.listening(process.pid, address));
+  watch();
   void pushMetrics(false);
   // the shutdown sequence (`shutdown` above) ends the process once the App has closed
   await listening;
