@@ -27,7 +27,7 @@ const option = (name: string, fallback: number) => {
 const SUBSCRIBERS = option('subscribers', 1000);
 const WORKERS = option('workers', 2);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SERVICE = fileURLToPath(new URL('./services/websocket-fanout.ts', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../tools/websocket-fanout-service.ts', import.meta.url));
 
 function open(url: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {

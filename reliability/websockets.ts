@@ -15,7 +15,7 @@ import { WebSocket } from 'ws';
 import { ClusterProcess, configYaml } from '../tools/cluster-process.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const SERVICE = fileURLToPath(new URL('./websocket-service.ts', import.meta.url));
+const SERVICE = fileURLToPath(new URL('../tools/websocket-fanout-service.ts', import.meta.url));
 const MESSAGE = 'x'.repeat(64 * 1024);
 const RATE = 100;
 const SECONDS = 8;

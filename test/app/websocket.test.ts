@@ -3,6 +3,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { KError } from '../../src/errors/k-error.ts';
 import { controller, serve, testApp } from '../helpers/app.ts';
+import { upgradeOutcome } from '../helpers/websocket.ts';
 
 /** A client socket's open, or the HTTP answer that refused it (status, headers, body). */
 function open(url: string, options: { protocols?: string[]; headers?: Record<string, string>; maxPayload?: number } = {}) {
@@ -16,18 +17,7 @@ function open(url: string, options: { protocols?: string[]; headers?: Record<str
     else inbox.push(String(data));
   });
   inboxes.set(socket, { inbox, waiting });
-  return new Promise<{ socket: WebSocket } | { status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    socket.once('open', () => resolve({ socket }));
-    socket.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    socket.once('error', reject);
-  });
+  return upgradeOutcome(socket);
 }
 
 async function opened(url: string, options?: Parameters<typeof open>[1]): Promise<WebSocket> {

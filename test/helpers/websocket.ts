@@ -51,3 +51,22 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
     socket.once('error', reject);
   });
 }
+
+/** What became of a client socket's upgrade: the open socket, or the HTTP answer that refused it (status, headers, body). */
+export type UpgradeOutcome = { socket: WebSocket } | { status: number; headers: Record<string, unknown>; body: string };
+
+/** Resolves with the socket once it opens, or with the refusing answer; rejects on a socket error. */
+export function upgradeOutcome(socket: WebSocket): Promise<UpgradeOutcome> {
+  return new Promise((resolve, reject) => {
+    socket.once('open', () => resolve({ socket }));
+    socket.once('unexpected-response', (_req, res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    socket.once('error', reject);
+  });
+}

@@ -1,23 +1,10 @@
 import { type TestContext, test } from 'node:test';
 import { WebSocket } from 'ws';
 import { controller, serve, testApp } from '../../helpers/app.ts';
+import { upgradeOutcome } from '../../helpers/websocket.ts';
 
 /** Opens a WebSocket: the socket, or the refused upgrade's status, headers and body. */
-function open(url: string): Promise<{ socket: WebSocket } | { status: number; headers: Record<string, unknown>; body: string }> {
-  const socket = new WebSocket(url);
-  return new Promise((resolve, reject) => {
-    socket.once('open', () => resolve({ socket }));
-    socket.once('unexpected-response', (_req, res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-      });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    socket.once('error', reject);
-  });
-}
+const open = (url: string) => upgradeOutcome(new WebSocket(url));
 
 test('a WebSocket route counts its upgrades: past the limit the upgrade is refused with the 429 problem, before any handshake', async (t: TestContext) => {
   const { app } = testApp();

@@ -1,7 +1,8 @@
-import { defineService } from '../../src/index.ts';
+import { defineService } from '../src/index.ts';
 
 /**
- * The fan-out bench's service (`bench/websocket-fanout.ts`): `GET /sub` subscribes its socket to
+ * The WebSocket fan-out service of the fan-out bench (`bench/websocket-fanout.ts`) and of the
+ * slow-reader measurement (`reliability/websockets.ts`): `GET /sub` subscribes its socket to
  * `bench`; on `GET /pub` a text message is published to `bench` as it is.
  */
 export default defineService((app) => {
