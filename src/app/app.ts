@@ -504,8 +504,8 @@ export class App implements Registrar {
       production: this.config.env === 'production',
       logRequests: this.config.logging.requests,
       inFlight: this.#inFlight,
-      get draining() {
-        return app.#lifecycle.draining;
+      get closingConnections() {
+        return app.#lifecycle.closingConnections;
       },
       get metrics() {
         return app.#metrics;

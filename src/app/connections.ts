@@ -23,9 +23,11 @@ export const IDLE_CLOSE_MS = 200;
 /**
  * The server's connections, as the shutdown and the timeouts need them (every
  * request passes through here on its way to the handler). On drain, a
- * keep-alive connection is closed after its response in flight, or once it
- * has been silent for {@link IDLE_CLOSE_MS}: requests its client sends meanwhile
- * are answered with `Connection: close`. One that was accepted but has not
+ * keep-alive connection is closed once it has been silent for
+ * {@link IDLE_CLOSE_MS} (one busy then: counted from the end of its response in
+ * flight, which may have gone out before the drain, without `Connection: close`):
+ * requests its client sends meanwhile are answered with `Connection: close`, after
+ * which node:http closes it. One that was accepted but has not
  * sent its first request yet (a cluster hand-off racing the shutdown) gets a
  * short grace to send it, answered the same way, instead of being reset.
  * node:http's own `close()` resets both kinds alike.
@@ -33,6 +35,8 @@ export const IDLE_CLOSE_MS = 200;
 export class ConnectionTracker {
   readonly #server: Server;
   readonly #sockets = new Map<Socket, SocketState>();
+  /** Keep-alive connections the drain ends once silent (see `#endWhenSilent`); it waits for them all. */
+  readonly #silences = new Set<Promise<void>>();
   /** Fresh connections the drain waits for, and how to tell it they are settled. */
   readonly #awaited = new Map<Socket, () => void>();
   readonly #ownQueue: boolean;
@@ -88,7 +92,8 @@ export class ConnectionTracker {
         res.once('close', () => {
           state.active--;
           state.idleSince = performance.now();
-          if (this.#draining && state.active === 0) socket.end();
+          // a response with `Connection: close` (any sent while draining) has node:http close the connection itself
+          if (this.#draining && state.active === 0 && res.getHeader('connection') !== 'close') this.#endWhenSilent(socket, state);
         });
       }
       handler(req, res);
@@ -97,8 +102,8 @@ export class ConnectionTracker {
 
   /**
    * Stops accepting connections; closes each keep-alive connection once it
-   * has been silent for {@link IDLE_CLOSE_MS} (or after the response it is
-   * serving); resolves once that is done and every fresh connection has sent
+   * has been silent for {@link IDLE_CLOSE_MS} (a busy one: after the response it
+   * is serving); resolves once that is done and every fresh connection has sent
    * its request or `graceMs` passed (stragglers are then destroyed). With a
    * listener of our own, what the kernel already queued on it is accepted
    * first (`acceptQueued`): closing a listening socket resets them. Handed
@@ -106,7 +111,8 @@ export class ConnectionTracker {
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
-    const silent = this.#closeWhenSilent();
+    // a fresh one settles below; a busy one is ended once silent after its response (see the request handler)
+    for (const [socket, state] of this.#sockets) if (state.served && state.active === 0) this.#endWhenSilent(socket, state);
     if (this.#ownQueue) await acceptQueued(() => this.#accepted);
     if (this.#until !== undefined) await this.#until;
     // net's close, not http's: http's would also reset the fresh connections.
@@ -114,22 +120,21 @@ export class ConnectionTracker {
     const fresh: Socket[] = [];
     for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
     const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
-    await Promise.all([silent, this.#settle(fresh, settled, graceMs)]);
+    await this.#settle(fresh, settled, graceMs);
+    // the connections busy at the drain's start join these as their responses end
+    while (this.#silences.size > 0) await Promise.all(this.#silences);
   }
 
-  /** Ends every served connection that is idle once it has been silent for IDLE_CLOSE_MS. */
-  async #closeWhenSilent(): Promise<void> {
-    const now = performance.now();
-    const waits: Promise<void>[] = [];
-    for (const [socket, state] of this.#sockets) {
-      if (!state.served || state.active > 0) continue; // a fresh one settles below; a busy one ends after its response
-      waits.push(
-        delay(Math.max(0, IDLE_CLOSE_MS - (now - state.idleSince))).then(() => {
-          if (state.active === 0 && performance.now() - state.idleSince >= IDLE_CLOSE_MS) socket.end();
-        }),
-      );
-    }
-    await Promise.all(waits);
+  /**
+   * Ends a keep-alive connection once it has been silent for IDLE_CLOSE_MS since its last response; a
+   * request arriving meanwhile is answered with `Connection: close` (and node:http closes it after).
+   */
+  #endWhenSilent(socket: Socket, state: SocketState): void {
+    const silence = delay(Math.max(0, IDLE_CLOSE_MS - (performance.now() - state.idleSince))).then(() => {
+      this.#silences.delete(silence);
+      if (state.active === 0 && performance.now() - state.idleSince >= IDLE_CLOSE_MS) socket.end();
+    });
+    this.#silences.add(silence);
   }
 
   async #settle(fresh: readonly Socket[], settled: readonly Promise<void>[], graceMs: number): Promise<void> {

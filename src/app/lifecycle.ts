@@ -86,6 +86,7 @@ export class Lifecycle {
   #shutdownStarted = 0;
   #untrap: (() => void) | undefined;
   #draining = false;
+  #closingConnections = false;
   #running: RunningSchedulers | undefined;
   /** Aborts the `beforeServe` hooks when `close()` comes while they run. */
   readonly #starting = new AbortController();
@@ -99,9 +100,14 @@ export class Lifecycle {
     this.#ready.promise.catch(() => {});
   }
 
-  /** True from the start of the shutdown: `/health` answers 503 and responses close their connection. */
+  /** True from the start of the shutdown (but a retiring worker's, `stayReady`): `/health` answers 503. */
   get draining(): boolean {
     return this.#draining;
+  }
+
+  /** True from the start of any shutdown, a retiring worker's too: responses close their connection. */
+  get closingConnections(): boolean {
+    return this.#closingConnections;
   }
 
   get state(): State {
@@ -190,6 +196,8 @@ export class Lifecycle {
       drainDelayMs: stayReady ? 0 : config.shutdown.drainDelayMs,
       startDraining: () => {
         this.#draining = !stayReady;
+        // keep-alive clients learn to leave with their next response, whoever else goes on serving
+        this.#closingConnections = true;
         // a retiring worker's event streams end too, and its WebSockets close with 1001: their clients
         // reconnect to the processes that stay
         this.#parts.drain.abort();

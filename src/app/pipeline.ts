@@ -40,7 +40,7 @@ export interface PipelineHost {
   readonly production: boolean;
   readonly logRequests: boolean;
   readonly inFlight: InFlight;
-  readonly draining: boolean;
+  readonly closingConnections: boolean;
   readonly metrics: MetricsCollector | undefined;
   readonly tracer: Tracer;
   /** The handler timeouts of the App's requests (`timeouts.handlerMs`, a route's `timeoutMs`). */

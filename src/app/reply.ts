@@ -9,8 +9,8 @@ import { sendStream } from './stream-reply.ts';
 
 /** What writing a reply reads of its App. */
 export interface ReplyHost {
-  /** The App is shutting down: responses close their connection. */
-  readonly draining: boolean;
+  /** The App is shutting down (a retiring worker too): responses close their connection. */
+  readonly closingConnections: boolean;
   /** Aborts when the App starts draining: event streams end then. */
   readonly drain: AbortSignal;
   /** `compression`; undefined when `compression.enabled` is false. */
@@ -87,13 +87,13 @@ export function bytesSent(ctx: Ctx): number | undefined {
 }
 
 /**
- * Close the connection after this response while draining, and when the
+ * Close the connection after this response once the App shuts down (a retiring worker too), and when the
  * request's body has not been received in full: node:http would otherwise read
  * and discard all of it (bounded only by `timeouts.requestMs`) to keep the
  * connection alive.
  */
 export function mustClose(host: ReplyHost, req: IncomingMessage): boolean {
-  return host.draining || (req.complete === false && hasBody(req));
+  return host.closingConnections || (req.complete === false && hasBody(req));
 }
 
 /**

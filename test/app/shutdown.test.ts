@@ -201,6 +201,39 @@ describe('shutdown sequence', () => {
     assert.equal(app.cleanShutdown, false);
   });
 
+  test('a retiring App (stayReady) closes keep-alive connections with their next response', async () => {
+    // a rolling restart's old worker: its clients must learn from the response in flight to leave, not from a
+    // close right after it (which a request they send on the reused connection meets: lost)
+    const { app, port, entered, release, listening } = await slowApp({ shutdown: { timeoutMs: 5_000 } });
+    const socket = await openSocket(port);
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await entered.promise;
+    const closing = app.close({ stayReady: true });
+    assert.equal((await httpRequest(port, '/health').catch(() => ({ status: 0 }))).status, 0, 'the listener is closed');
+    release.resolve();
+    const answer = await readUntilClose(socket);
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    await closing;
+    await listening;
+  });
+
+  test('a keep-alive connection idle at the drain is closed only after IDLE_CLOSE_MS of silence: a request sent meanwhile is answered', async () => {
+    const { app, port, listening } = await slowApp({ shutdown: { timeoutMs: 5_000 } });
+    const socket = await openSocket(port);
+    socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await readUntil(socket, '"status"');
+    const closing = app.close({ stayReady: true });
+    await new Promise((r) => setTimeout(r, 20));
+    const rest = readUntilClose(socket);
+    socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n');
+    const answer = await rest;
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(answer, /\r\nConnection: close\r\n/i);
+    await closing;
+    await listening;
+  });
+
   test('/health answers 503 while draining, before the listener closes (shutdown.drainDelayMs)', async () => {
     const { app, listening, port } = await slowApp({ shutdown: { timeoutMs: 5_000, drainDelayMs: 200 } });
     assert.equal((await httpRequest(port, '/health')).status, 200);
