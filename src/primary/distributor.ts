@@ -6,6 +6,7 @@ import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
 import { QueueCoDel } from './queue-codel.ts';
 import { WaitingConnection } from './waiting-connection.ts';
+import { WARMUP_INTERVAL_MS, WarmUp } from './warm-up.ts';
 
 /**
  * Hand-offs a worker may have unacknowledged. A worker acknowledges a connection as soon as its event
@@ -16,18 +17,6 @@ import { WaitingConnection } from './waiting-connection.ts';
  */
 const MAX_PENDING = 4;
 const FRESH_MS = 2;
-
-/**
- * A worker's warm-up: from its fork to the end of its first second of connections. A worker starting
- * takes some 300 ms of CPU from the cores the others serve on, and once up it is slow at first (its
- * first request alone takes some 30 ms: lazy initialisation, code not yet optimised): the queue that
- * leaves is a start's (the cluster's, a replacement's, a rolling restart's), not an overload's. While
- * any worker warms up, a queue must stand for {@link WARMUP_INTERVAL_MS} rather than `intervalMs`
- * before it drops (slow start, as load balancers give new backends;
- * reliability/results/after-handoff.md has the 503s it removed).
- */
-const WARMUP_MS = 1_000;
-const WARMUP_INTERVAL_MS = 500;
 
 export interface DistributorOptions {
   /** `overload.enabled`: answer what waits too long with 503; otherwise everything waits, as with node:cluster. */
@@ -47,7 +36,7 @@ export interface DistributorOptions {
   priorityPaths: readonly string[];
   logger: Logger;
   metrics: DistributorMetrics;
-  /** A worker's warm-up, ms (see {@link WARMUP_MS}, the default). */
+  /** A worker's warm-up, ms (see `warm-up.ts`; its default when left out). */
   warmupMs?: number;
 }
 
@@ -74,8 +63,6 @@ interface Pending {
 interface Target {
   /** The unacknowledged hand-offs, oldest first. */
   pending: Pending[];
-  /** When the first connection was handed to it (`performance.now()`); undefined before: it is still to warm up. */
-  firstAt: number | undefined;
   /** False once the worker retires, refused a connection, or was told that none follows. */
   open: boolean;
 }
@@ -105,8 +92,7 @@ export class Distributor {
   /** The workers in hand-off order: ties go to the one after the last chosen. */
   #order: Worker[] = [];
   #next = 0;
-  /** Workers forked and not yet taking connections (see {@link WARMUP_MS}). */
-  readonly #starting = new Set<Worker>();
+  readonly #warmUp: WarmUp;
   #queue: WaitingConnection[] = [];
   readonly #codel: QueueCoDel;
   #timer: NodeJS.Timeout | undefined;
@@ -121,6 +107,7 @@ export class Distributor {
   constructor(options: DistributorOptions) {
     this.#o = options;
     this.#codel = new QueueCoDel(options.targetMs, options.intervalMs);
+    this.#warmUp = new WarmUp(options.warmupMs);
     this.#server = createServer();
     this.#server.on('error', (err) => options.logger.error({ err }, 'the listening socket failed'));
   }
@@ -140,16 +127,16 @@ export class Distributor {
     });
   }
 
-  /** A worker was forked: the queue is patient until it has warmed up (see {@link WARMUP_MS}). */
+  /** A worker was forked: the queue is patient until it has warmed up (see `warm-up.ts`). */
   starting(worker: Worker): void {
-    this.#starting.add(worker);
+    this.#warmUp.forked(worker);
   }
 
   /** A worker listens: it takes connections from now on (one that comes up after `close()` is told at once that none follows). */
   add(worker: Worker): void {
-    this.#starting.delete(worker);
+    this.#warmUp.up(worker);
     if (this.#targets.has(worker)) return;
-    this.#targets.set(worker, { pending: [], firstAt: undefined, open: true });
+    this.#targets.set(worker, { pending: [], open: true });
     this.#order.push(worker);
     if (this.#ended) this.retire(worker);
     else this.#dispatch();
@@ -157,7 +144,7 @@ export class Distributor {
 
   /** A worker exited: what it had not acknowledged is lost with it. */
   remove(worker: Worker): void {
-    this.#starting.delete(worker);
+    this.#warmUp.gone(worker);
     const target = this.#targets.get(worker);
     if (target === undefined) return;
     for (const { handle } of target.pending) handle?.close();
@@ -253,9 +240,8 @@ export class Distributor {
   /** One hand-off; `own`: a raw handle whose primary copy {@link acked} closes. */
   #send(worker: Worker, connection: Socket | RawHandle, head: string, since: number, own: RawHandle | undefined): void {
     const now = performance.now();
-    const target = this.#targets.get(worker) as Target;
-    target.firstAt ??= now;
-    target.pending.push({ at: now, handle: own });
+    (this.#targets.get(worker) as Target).pending.push({ at: now, handle: own });
+    this.#warmUp.handed(worker, now);
     this.#o.metrics.waited((now - since) / 1_000);
     try {
       worker.send(msg.connection(head), connection as Socket, { keepOpen: false }, (error) => {
@@ -304,7 +290,7 @@ export class Distributor {
     const oldest = this.#queue[0];
     if (oldest === undefined || (!this.#o.shed && this.#closed === undefined)) return;
     const now = performance.now();
-    const interval = this.#warming(now) ? WARMUP_INTERVAL_MS : this.#o.intervalMs;
+    const interval = this.#warmUp.warming(now, this.#openWorkers()) ? WARMUP_INTERVAL_MS : this.#o.intervalMs;
     if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined, interval)) return;
     let kept = 0;
     for (const waiting of this.#queue) {
@@ -320,12 +306,9 @@ export class Distributor {
     this.#changed();
   }
 
-  /** Whether a worker that takes connections is in its warm-up (see {@link WARMUP_MS}). */
-  #warming(now: number): boolean {
-    const { warmupMs = WARMUP_MS } = this.#o;
-    if (this.#starting.size > 0 && warmupMs > 0) return true;
-    for (const { open, firstAt } of this.#targets.values()) if (open && (firstAt === undefined || now - firstAt < warmupMs)) return true;
-    return false;
+  /** The workers taking connections. */
+  *#openWorkers(): Iterable<Worker> {
+    for (const [worker, { open }] of this.#targets) if (open) yield worker;
   }
 
   /** After the queue changed: its gauge, its emptiness, and the deadline timer only while something waits. */
