@@ -75,7 +75,7 @@ const contenders: Record<string, () => void> = {
     const admission = new Admission({ targetMs: 50, intervalMs: 500 });
     let admitted = 0;
     const now = performance.now();
-    for (let i = 0; i < N; i++) if (admission.admit(now)) admitted++;
+    for (let i = 0; i < N; i++) if (admission.admit(now, now)) admitted++;
     admission.stop();
     if (admitted !== N) throw new Error('shed while idle');
   },

@@ -34,7 +34,7 @@ export interface AdmissionOptions {
  *
  * @example
  * const admission = new Admission({ targetMs: 50, intervalMs: 500 });
- * if (!admission.admit(performance.now())) throw KError.of('OVERLOADED');
+ * if (!admission.admit(started, performance.now())) throw KError.of('OVERLOADED');
  */
 export class Admission {
   readonly #targetMs: number;
@@ -79,15 +79,16 @@ export class Admission {
 
   /**
    * Whether to serve a new request; false: answer it 503 at once. Called once per request, with the
-   * time it started (`performance.now()`, read by the caller anyway).
+   * time it was read and the time its route starts (`performance.now()` both).
    */
-  admit(now: number): boolean {
+  admit(started: number, now: number): boolean {
     this.#active = true;
     if (!this.#armed) {
       this.#arm(now);
       return !this.#shedding;
     }
-    const waited = now - this.#dueAt;
+    // late when read (the loop was busy elsewhere), then queued until now (see request-queue.ts)
+    const waited = Math.max(0, started - this.#dueAt) + (now - started);
     if (waited > this.#waited) this.#waited = waited;
     return !this.#shedding || waited <= this.#targetMs;
   }

@@ -3,6 +3,7 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptQueued } from '../utils/accept-queued.ts';
+import { type QueuedHandler, RequestQueue } from './request-queue.ts';
 
 interface SocketState {
   served: boolean;
@@ -52,12 +53,15 @@ export class ConnectionTracker {
    */
   constructor(
     server: Server,
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    handler: QueuedHandler,
     {
+      queued = false,
       ownQueue = false,
       until,
       upgrade,
     }: {
+      /** Requests go through a {@link RequestQueue} rather than straight to `handler`. */
+      queued?: boolean;
       ownQueue?: boolean;
       until?: Promise<void> | undefined;
       /** Upgrade requests: their connection leaves the tracker (a WebSocket's is the hub's, see websocket-hub.ts). */
@@ -67,8 +71,10 @@ export class ConnectionTracker {
     this.#server = server;
     this.#ownQueue = ownQueue;
     this.#until = until;
+    const queue = queued ? new RequestQueue(handler) : undefined;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;
+      queue?.accepted();
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);
@@ -96,7 +102,8 @@ export class ConnectionTracker {
           if (this.#draining && state.active === 0 && res.getHeader('connection') !== 'close') this.#endWhenSilent(socket, state);
         });
       }
-      handler(req, res);
+      if (queue === undefined) handler(req, res);
+      else queue.push(req, res);
     });
   }
 

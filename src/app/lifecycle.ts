@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
@@ -13,6 +13,7 @@ import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals
 import type { ConnectionSource } from './connection-source.ts';
 import { ConnectionTracker } from './connections.ts';
 import type { InFlight } from './in-flight.ts';
+import type { QueuedHandler } from './request-queue.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
@@ -24,7 +25,7 @@ export interface LifecycleParts {
   tracer(): Tracer;
   /** Where the setup runs, for the "listening" log line. */
   role: string;
-  handler: (req: IncomingMessage, res: ServerResponse) => void;
+  handler: QueuedHandler;
   /** The server's `upgrade` listener: upgrade requests through the same pipeline (src/app/websocket-route.ts). */
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
@@ -133,6 +134,8 @@ export class Lifecycle {
       const server = createHttpServer(config);
       this.#server = server;
       this.#connections = new ConnectionTracker(server, this.#parts.handler, {
+        // requests wait in a queue of ours, where admission control sees how long (see request-queue.ts)
+        queued: config.overload.enabled,
         ownQueue: reusePort,
         until: source?.ended,
         upgrade: this.#parts.upgrade,

@@ -68,9 +68,9 @@ export interface PipelineHost {
  * timeout goes through it too, and whatever the route's work produces after
  * it is dropped.
  */
-export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
-    const started = performance.now();
+export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse, started?: number) => void {
+  // `started`: when the request was read, if it waited in the RequestQueue since (its wait counts in its time)
+  return (req, res, started = performance.now()) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(res, host.securityHeaders);
@@ -126,7 +126,7 @@ function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void
   const { entry } = found;
   ctx.route = entry.route.path;
   // shed before any of the route's work: no hook, no middleware, no body read
-  if (entry.sheddable && host.admission?.admit(started) === false) throw overloaded(host);
+  if (entry.sheddable && host.admission?.admit(started, performance.now()) === false) throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;

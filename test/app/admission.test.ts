@@ -154,9 +154,9 @@ describe('Admission', () => {
     const admission = new Admission({ targetMs: 50, intervalMs: 30 });
     t.after(() => admission.stop());
     t.assert.strictEqual(armed.mock.callCount(), 0, 'nothing before the first request');
-    t.assert.strictEqual(admission.admit(performance.now()), true);
+    t.assert.strictEqual(admission.admit(performance.now(), performance.now()), true);
     t.assert.strictEqual(armed.mock.callCount(), 1);
-    for (let i = 0; i < 100; i++) admission.admit(performance.now());
+    for (let i = 0; i < 100; i++) admission.admit(performance.now(), performance.now());
     t.assert.strictEqual(armed.mock.callCount(), 1, 'one probe for many requests, re-armed rather than created');
     armed.mock.restore();
     const probe = armed.mock.calls[0]?.result as NodeJS.Timeout;
