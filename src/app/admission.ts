@@ -13,24 +13,24 @@ export interface AdmissionOptions {
 
 /**
  * Admission control for the requests that queue in this process's own sockets (keep-alive connections,
- * `balancing: kernel`, a standalone App), where no one else sees them wait: they wait for the event
- * loop. A probe timer is due every `probeMs` (a fifth of the target, at most 10 ms) while requests
- * come in: the first request arms it, and it stops after an interval without any (and not
- * shedding), so an idle App has no timer. A request that starts while the probe is overdue has
- * waited behind whatever kept the loop from it, other requests of the same turn above all: how
- * overdue the probe is when a request starts is that request's queueing delay, and the largest
- * since the previous probe is the delay the rule below reads.
+ * `balancing: kernel`, a standalone App), where no one else sees them wait. A request waits twice: unread,
+ * while the loop is busy elsewhere, then read, in the `RequestQueue` until its turn is served (a new
+ * connection's wait in the listener's accept queue becomes the second kind, see request-queue.ts). A probe timer is due every `probeMs` (a fifth of the target, at most 10 ms) while
+ * requests come in: the first request arms it, and it stops after an interval without any (and not
+ * shedding), so an idle App has no timer. How overdue the probe was when a request was read is its
+ * first wait; the time from then to its route's start, its second. Their sum is the request's
+ * queueing delay, and the largest since the previous probe is the delay the rule below reads.
  *
  * CoDel's rule on that delay: shedding starts once it stayed above `targetMs` for a whole `intervalMs`
  * (a burst shorter than that is absorbed), or at once within 4 intervals of the last shedding spell
  * (the overload goes on), and stops once it stayed below for an interval. While
- * shedding, a new request is turned away only if the loop is late by more than the target right now
- * (the last probe's delay, or how overdue the next probe is when more): the worker keeps serving at
- * its capacity, with a queueing delay near the target, and sheds only the excess.
+ * shedding, a new request is turned away only if it waited longer than the target: the queue is served
+ * oldest first, so the worker keeps serving at its capacity, with a queueing delay near the target,
+ * and sheds only the excess, at a few µs each.
  *
  * Measured at the requests rather than at the probe: a client sending heavy requests one after the
- * other over a socket keeps the loop busy, yet each request starts in a turn of its own, after the
- * probe fired: nobody waits, and nothing is shed.
+ * other over a socket keeps the loop busy, yet each request is read in a turn of its own, after the
+ * probe fired, and served in it: nobody waits, and nothing is shed.
  *
  * @example
  * const admission = new Admission({ targetMs: 50, intervalMs: 500 });
@@ -47,7 +47,7 @@ export class Admission {
   #dueAt = 0;
   /** A request came in since the last probe. */
   #active = false;
-  /** The longest a request waited since the last probe (how overdue the probe was when it started). */
+  /** The longest a request waited since the last probe (unread, then queued). */
   #waited = 0;
   /** Probes in a row that saw no request: at an interval's worth, the probe stops. */
   #quiet = 0;

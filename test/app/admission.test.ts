@@ -103,6 +103,33 @@ describe('admission control', () => {
     t.assert.match(await app.registry.metrics(), /^flotilla_admission_state 0$/m);
   });
 
+  test("new connections waiting in the listener's accept queue are seen waiting: the oldest get 503 OVERLOADED", async (t: TestContext) => {
+    // each request alone is shorter than the target: only the wait in the accept queue (libuv accepts one
+    // connection per turn) can make one late, and the RequestQueue empties that queue before serving
+    const { app } = testApp(OVERLOAD);
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/work',
+        handler: () => {
+          busy(5);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const fresh = () => get(new Agent({ keepAlive: false }), port, '/work');
+    let shed: Answer | undefined;
+    for (let round = 0; round < 50 && shed === undefined; round++) {
+      const answers = await Promise.all(Array.from({ length: 30 }, fresh));
+      shed = answers.find((a) => a.status !== 200);
+    }
+    t.assert.ok(shed !== undefined, 'shed within 50 rounds of 30 new connections');
+    t.assert.strictEqual(shed.status, 503);
+    t.assert.strictEqual(JSON.parse(shed.body).code, 'OVERLOADED');
+    t.assert.strictEqual(shed.headers['retry-after'], '3');
+  });
+
   test('overload.enabled false: requests waiting behind each other are all served', async (t: TestContext) => {
     const { app } = testApp({ overload: { ...OVERLOAD.overload, enabled: false } });
     app.registerController(
