@@ -72,9 +72,11 @@ export class ConnectionTracker {
     this.#ownQueue = ownQueue;
     this.#until = until;
     const queue = queued ? new RequestQueue(handler) : undefined;
+    // a listener of our own holds connections where no one sees them wait; handed ones wait in the primary's queue
+    const accepting = until === undefined ? queue : undefined;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;
-      queue?.accepted();
+      accepting?.accepted();
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);

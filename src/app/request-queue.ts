@@ -29,7 +29,9 @@ interface Waiting {
  * src/app/admission.ts) and sheds the requests that waited past its target, oldest first, at a few µs
  * each, so that the kernel's queue never holds more than about a slice of work.
  *
- * A readiness probe (`GET /health`) skips the queue.
+ * Connections a primary hands over (`balancing: primary`) do not count as accepted: they waited in the
+ * primary's queue, which sheds on its own (src/primary/distributor.ts), and draining them into this one
+ * would only move that queue here. A readiness probe (`GET /health`) skips the queue.
  *
  * @example
  * const queue = new RequestQueue(handler);

@@ -13,7 +13,7 @@ import { registeredGauge } from './registered-metric.ts';
 export function admissionGauge(registry: Registry): Gauge {
   const gauge = registeredGauge(registry, {
     name: 'flotilla_admission_state',
-    help: "1 while a worker's admission control sheds new requests (its event loop stayed later than overload.delayTargetMs), 0 while it admits; summed over the workers: the number of workers shedding.",
+    help: "1 while a worker's admission control sheds new requests (their wait stayed above overload.delayTargetMs), 0 while it admits; summed over the workers: the number of workers shedding.",
   });
   gauge.set(0);
   return gauge;
