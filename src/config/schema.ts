@@ -283,7 +283,7 @@ export const CONFIG_SCHEMA = object(
             'Cluster mode, `balancing: primary`: how long the oldest wait must stay above `queueTargetMs` before the primary sheds: a burst shorter than this waits (at most about `queueTargetMs + queueIntervalMs`).',
         }),
         delayTargetMs: ms(1, 60_000, {
-          default: 20,
+          default: 15,
           description:
             "Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) sheds the requests that waited longer than this: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.",
         }),

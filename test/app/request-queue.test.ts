@@ -12,7 +12,11 @@ function request(url: string, method = 'GET'): IncomingMessage {
 
 const response = {} as ServerResponse;
 
-function recorder(): { served: string[]; started: number[]; handler: (req: IncomingMessage, res: ServerResponse, started?: number) => void } {
+function recorder(): {
+  served: string[];
+  started: number[];
+  handler: (req: IncomingMessage, res: ServerResponse, started?: number) => void;
+} {
   const served: string[] = [];
   const started: number[] = [];
   return {
