@@ -71,12 +71,11 @@ export class ConnectionTracker {
     this.#server = server;
     this.#ownQueue = ownQueue;
     this.#until = until;
-    const queue = queued ? new RequestQueue(handler) : undefined;
-    // a listener of our own holds connections where no one sees them wait; handed ones wait in the primary's queue
-    const accepting = until === undefined ? queue : undefined;
+    // handed connections (no listener of our own) wait in the primary's queue first
+    const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined }) : undefined;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;
-      accepting?.accepted();
+      queue?.accepted();
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);
@@ -93,6 +92,8 @@ export class ConnectionTracker {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const socket = req.socket;
       const state = this.#sockets.get(socket);
+      // a handed connection's first request was admitted by the primary's queue: the worker sheds only those after it
+      const admitted = this.#until !== undefined && state?.served === false;
       if (state !== undefined) {
         state.served = true;
         state.active++;
@@ -104,7 +105,8 @@ export class ConnectionTracker {
           if (this.#draining && state.active === 0 && res.getHeader('connection') !== 'close') this.#endWhenSilent(socket, state);
         });
       }
-      if (queue === undefined) handler(req, res);
+      // admitted upstream: served at once, as node:http would (the primary's queue is where it waited)
+      if (queue === undefined || admitted) handler(req, res, undefined, admitted);
       else queue.push(req, res);
     });
   }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
@@ -19,6 +19,7 @@ import { type InFlight, UNMATCHED_ROUTE } from './in-flight.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import { writeRequestLine } from './request-line.ts';
+import type { QueuedHandler } from './request-queue.ts';
 import type { RouteEntry, Router } from './router.ts';
 import { runRequestHooks, type Seams } from './seams.ts';
 import { type HeaderPair, setSecurityHeaders } from './security-headers.ts';
@@ -68,9 +69,9 @@ export interface PipelineHost {
  * timeout goes through it too, and whatever the route's work produces after
  * it is dropped.
  */
-export function createRequestHandler(host: PipelineHost): (req: IncomingMessage, res: ServerResponse, started?: number) => void {
-  // `started`: when the request was read, if it waited in the RequestQueue since (its wait counts in its time)
-  return (req, res, started = performance.now()) => {
+export function createRequestHandler(host: PipelineHost): QueuedHandler {
+  // `started`: when the request was read, if it waited in the RequestQueue since; `admitted`: never shed (see QueuedHandler)
+  return (req, res, started = performance.now(), admitted = false) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(res, host.securityHeaders);
@@ -91,7 +92,9 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
     try {
       // a request without a span of its own runs in the root context anyway: spare the context switch
       routed =
-        ctx.otel === ROOT_CONTEXT ? route(host, ctx, url, started) : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started);
+        ctx.otel === ROOT_CONTEXT
+          ? route(host, ctx, url, started, admitted)
+          : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted);
     } catch (error) {
       fail(host, ctx, error);
       return;
@@ -110,7 +113,7 @@ export function createRequestHandler(host: PipelineHost): (req: IncomingMessage,
 }
 
 /** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */
-function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void | Promise<void> {
+function route(host: PipelineHost, ctx: Ctx, url: string, started: number, admitted: boolean): void | Promise<void> {
   checkHost(ctx.req);
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
@@ -126,7 +129,7 @@ function route(host: PipelineHost, ctx: Ctx, url: string, started: number): void
   const { entry } = found;
   ctx.route = entry.route.path;
   // shed before any of the route's work: no hook, no middleware, no body read
-  if (entry.sheddable && host.admission?.admit(started, performance.now()) === false) throw overloaded(host);
+  if (entry.sheddable && !admitted && host.admission?.admit(started, performance.now()) === false) throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;

@@ -1,7 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** The route work run from the queue: `started` is when the request was read (its queueing counts in its time). */
-export type QueuedHandler = (req: IncomingMessage, res: ServerResponse, started?: number) => void;
+/**
+ * The route work run from the queue: `started` is when the request was read (its queueing counts in
+ * its time); `admitted`: admission control upstream let it in (the primary's queue), never shed it here.
+ */
+export type QueuedHandler = (req: IncomingMessage, res: ServerResponse, started?: number, admitted?: boolean) => void;
 
 /** How long the queue serves requests before the event loop polls again (at least one request each time). */
 const SLICE_MS = 5;
@@ -29,18 +32,21 @@ interface Waiting {
  * src/app/admission.ts) and sheds the requests that waited past its target, oldest first, at a few µs
  * each, so that the kernel's queue never holds more than about a slice of work.
  *
- * Connections a primary hands over (`balancing: primary`) do not count as accepted: they waited in the
- * primary's queue, which sheds on its own (src/primary/distributor.ts), and draining them into this one
- * would only move that queue here. A readiness probe (`GET /health`) skips the queue.
+ * Connections a primary hands over (`balancing: primary`, no listener of our own) waited in the
+ * primary's queue, which sees them and sheds on its own (src/primary/distributor.ts): their first
+ * request skips this queue (see src/app/connections.ts), and the later ones on them are served all at
+ * once each turn, as node:http would have, so that a busy worker reads its channel late and the
+ * primary keeps what the worker cannot take. A readiness probe (`GET /health`) skips the queue.
  *
  * @example
- * const queue = new RequestQueue(handler);
+ * const queue = new RequestQueue(handler, { ownListener: true });
  * server.on('connection', () => queue.accepted());
  * server.on('request', (req, res) => queue.push(req, res));
  */
 export class RequestQueue {
   readonly #handler: QueuedHandler;
-  readonly #waiting: Waiting[] = [];
+  /** Served entries are cleared (`undefined`) until the array is emptied or trimmed. */
+  readonly #waiting: (Waiting | undefined)[] = [];
   /** Index of the oldest waiting request in `#waiting` (shifting an array per request costs more). */
   #head = 0;
   #scheduled = false;
@@ -48,9 +54,15 @@ export class RequestQueue {
   #accepted = false;
   /** Turns in a row that only drained. */
   #drained = 0;
+  /** Served per turn at most (ms): a slice with a listener of our own, everything without. */
+  readonly #sliceMs: number;
+  readonly #ownListener: boolean;
 
-  constructor(handler: QueuedHandler) {
+  /** `ownListener`: the process accepts its connections itself, rather than being handed them. */
+  constructor(handler: QueuedHandler, { ownListener }: { ownListener: boolean }) {
     this.#handler = handler;
+    this.#ownListener = ownListener;
+    this.#sliceMs = ownListener ? SLICE_MS : Number.POSITIVE_INFINITY;
   }
 
   /** How many requests wait. */
@@ -58,9 +70,9 @@ export class RequestQueue {
     return this.#waiting.length - this.#head;
   }
 
-  /** A connection was accepted (or handed over) in this turn of the loop. */
+  /** A connection was accepted (or handed over) in this turn of the loop; only our own listener's count. */
   accepted(): void {
-    this.#accepted = true;
+    this.#accepted = this.#ownListener;
   }
 
   /** Queues a request just read; a readiness probe is served at once. */
@@ -71,10 +83,7 @@ export class RequestQueue {
       return;
     }
     this.#waiting.push({ req, res, at });
-    if (!this.#scheduled) {
-      this.#scheduled = true;
-      setImmediate(this.#serve);
-    }
+    this.#reschedule();
   }
 
   readonly #serve = (): void => {
@@ -88,11 +97,11 @@ export class RequestQueue {
     }
     this.#accepted = false;
     this.#drained = 0;
-    const until = performance.now() + SLICE_MS;
+    const until = performance.now() + this.#sliceMs;
     try {
       do {
         const { req, res, at } = this.#waiting[this.#head] as Waiting;
-        this.#waiting[this.#head] = undefined as unknown as Waiting;
+        this.#waiting[this.#head] = undefined;
         this.#head++;
         this.#handler(req, res, at);
       } while (this.#head < this.#waiting.length && performance.now() < until);
@@ -111,6 +120,7 @@ export class RequestQueue {
     }
   };
 
+  /** Serves (or drains) after this turn's poll phase, once. */
   #reschedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = true;

@@ -283,12 +283,12 @@ export const CONFIG_SCHEMA = object(
             'Cluster mode, `balancing: primary`: how long the oldest wait must stay above `queueTargetMs` before the primary sheds: a burst shorter than this waits (at most about `queueTargetMs + queueIntervalMs`).',
         }),
         delayTargetMs: ms(1, 60_000, {
-          default: 15,
+          default: 50,
           description:
-            "Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) sheds the requests that waited longer than this: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.",
+            'Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) sheds the requests that waited longer than this: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.',
         }),
         delayIntervalMs: ms(1, 60_000, {
-          default: 100,
+          default: 500,
           description:
             "How long the requests' wait must stay above `delayTargetMs` before a worker sheds, and below it before it admits again.",
         }),

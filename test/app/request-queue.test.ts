@@ -32,7 +32,7 @@ function recorder(): {
 describe('RequestQueue', () => {
   test('serves after the turn that read them, first in first out, each with the time it was read', async (t: TestContext) => {
     const { served, started, handler } = recorder();
-    const queue = new RequestQueue(handler);
+    const queue = new RequestQueue(handler, { ownListener: true });
     const before = performance.now();
     for (const url of ['/a', '/b', '/c']) queue.push(request(url), response);
     t.assert.deepStrictEqual(served, [], 'nothing runs in the turn that read the requests');
@@ -45,7 +45,7 @@ describe('RequestQueue', () => {
 
   test('GET /health skips the queue', (t: TestContext) => {
     const { served, handler } = recorder();
-    const queue = new RequestQueue(handler);
+    const queue = new RequestQueue(handler, { ownListener: true });
     queue.push(request('/work'), response);
     queue.push(request('/health'), response);
     queue.push(request('/health', 'POST'), response);
@@ -55,7 +55,7 @@ describe('RequestQueue', () => {
 
   test('a turn that accepted a connection serves nothing: the listener is emptied first', async (t: TestContext) => {
     const { served, handler } = recorder();
-    const queue = new RequestQueue(handler);
+    const queue = new RequestQueue(handler, { ownListener: true });
     queue.push(request('/a'), response);
     queue.accepted();
     await nextTurn();
@@ -66,7 +66,7 @@ describe('RequestQueue', () => {
 
   test('connections coming in every turn cannot starve the queue: it serves after 16 turns of draining', async (t: TestContext) => {
     const { served, handler } = recorder();
-    const queue = new RequestQueue(handler);
+    const queue = new RequestQueue(handler, { ownListener: true });
     queue.push(request('/a'), response);
     let turns = 0;
     while (served.length === 0) {
@@ -77,21 +77,37 @@ describe('RequestQueue', () => {
     t.assert.strictEqual(turns, 17);
   });
 
-  test('serves a slice at a time: requests left over wait for the next turn, after the loop polled again', async (t: TestContext) => {
+  /** A queue whose requests each take longer than a slice. */
+  function slow(ownListener: boolean): { queue: RequestQueue; served: string[] } {
     const served: string[] = [];
-    const queue = new RequestQueue((req) => {
-      served.push(req.url ?? '');
-      // longer than the slice: one request is a slice
-      const until = performance.now() + 6;
-      while (performance.now() < until) {
-        // busy on purpose
-      }
-    });
+    const queue = new RequestQueue(
+      (req) => {
+        served.push(req.url ?? '');
+        const until = performance.now() + 6;
+        while (performance.now() < until) {
+          // busy on purpose
+        }
+      },
+      { ownListener },
+    );
+    return { queue, served };
+  }
+
+  test('serves a slice at a time: requests left over wait for the next turn, after the loop polled again', async (t: TestContext) => {
+    const { queue, served } = slow(true);
     for (const url of ['/a', '/b', '/c']) queue.push(request(url), response);
     await nextTurn();
     t.assert.deepStrictEqual(served, ['/a']);
     await nextTurn();
     t.assert.deepStrictEqual(served, ['/a', '/b']);
+    await nextTurn();
+    t.assert.deepStrictEqual(served, ['/a', '/b', '/c']);
+  });
+
+  test('handed connections (no listener of our own): everything queued is served in one turn, and a hand-off drains nothing', async (t: TestContext) => {
+    const { queue, served } = slow(false);
+    for (const url of ['/a', '/b', '/c']) queue.push(request(url), response);
+    queue.accepted();
     await nextTurn();
     t.assert.deepStrictEqual(served, ['/a', '/b', '/c']);
   });
