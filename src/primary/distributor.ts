@@ -6,7 +6,7 @@ import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
 import { QueueCoDel } from './queue-codel.ts';
 import { WaitingConnection } from './waiting-connection.ts';
-import { WARMUP_INTERVAL_MS, WarmUp } from './warm-up.ts';
+import { type QueueLimits, WarmUp } from './warm-up.ts';
 
 /**
  * Hand-offs a worker may have unacknowledged. A worker acknowledges a connection as soon as its event
@@ -94,6 +94,7 @@ export class Distributor {
   #next = 0;
   readonly #warmUp: WarmUp;
   #queue: WaitingConnection[] = [];
+  readonly #limits: QueueLimits;
   readonly #codel: QueueCoDel;
   #timer: NodeJS.Timeout | undefined;
   #accepted = 0;
@@ -106,7 +107,8 @@ export class Distributor {
 
   constructor(options: DistributorOptions) {
     this.#o = options;
-    this.#codel = new QueueCoDel(options.targetMs, options.intervalMs);
+    this.#limits = { targetMs: options.targetMs, intervalMs: options.intervalMs };
+    this.#codel = new QueueCoDel(this.#limits);
     this.#warmUp = new WarmUp(options.warmupMs);
     this.#server = createServer();
     this.#server.on('error', (err) => options.logger.error({ err }, 'the listening socket failed'));
@@ -290,11 +292,11 @@ export class Distributor {
     const oldest = this.#queue[0];
     if (oldest === undefined || (!this.#o.shed && this.#closed === undefined)) return;
     const now = performance.now();
-    const interval = this.#warmUp.warming(now, this.#openWorkers()) ? WARMUP_INTERVAL_MS : this.#o.intervalMs;
-    if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined, interval)) return;
+    const limits = this.#warmUp.limits(now, this.#openWorkers(), this.#limits);
+    if (!this.#codel.dropping(now, oldest.since, this.#closed !== undefined, limits)) return;
     let kept = 0;
     for (const waiting of this.#queue) {
-      if (waiting.probe || now - waiting.since <= this.#o.targetMs) {
+      if (waiting.probe || now - waiting.since <= limits.targetMs) {
         this.#queue[kept++] = waiting;
         continue;
       }

@@ -1,3 +1,5 @@
+import type { QueueLimits } from './warm-up.ts';
+
 /** After a dropping spell ends, a standing queue this soon (intervals) drops again at once (CoDel's memory). */
 const RECENT_INTERVALS = 4;
 
@@ -10,34 +12,32 @@ const RECENT_INTERVALS = 4;
  * answered 503 — until it empties. A burst shorter than the interval waits.
  *
  * @example
- * const codel = new QueueCoDel(20, 100);
+ * const codel = new QueueCoDel({ targetMs: 20, intervalMs: 100 });
  * if (codel.dropping(now, oldest.since)) shedOlderThan(20); … codel.emptied(now);
  */
 export class QueueCoDel {
-  readonly #targetMs: number;
-  readonly #intervalMs: number;
+  readonly #limits: QueueLimits;
   /** Since when the oldest waiting connection has waited longer than the target (`performance.now()`). */
   #aboveSince: number | undefined;
   #dropping = false;
   #droppingEnded = Number.NEGATIVE_INFINITY;
 
-  constructor(targetMs: number, intervalMs: number) {
-    this.#targetMs = targetMs;
-    this.#intervalMs = intervalMs;
+  constructor(limits: QueueLimits) {
+    this.#limits = limits;
   }
 
   /**
    * Whether to drop now, the oldest connection having waited since `oldestSince`; `force`: drop at once
-   * (the shutdown); `intervalMs`: how long the queue must stand this time (a longer one while workers warm up).
+   * (the shutdown); `limits`: the deadline this time (a more patient one while workers warm up).
    */
-  dropping(now: number, oldestSince: number, force = false, intervalMs = this.#intervalMs): boolean {
-    if (now - oldestSince <= this.#targetMs) {
+  dropping(now: number, oldestSince: number, force = false, { targetMs, intervalMs } = this.#limits): boolean {
+    if (now - oldestSince <= targetMs) {
       this.#aboveSince = undefined;
       return this.#dropping;
     }
     if (this.#dropping) return true;
     this.#aboveSince ??= now;
-    const recent = now - this.#droppingEnded < RECENT_INTERVALS * this.#intervalMs;
+    const recent = now - this.#droppingEnded < RECENT_INTERVALS * this.#limits.intervalMs;
     this.#dropping = force || recent || now - this.#aboveSince >= intervalMs;
     return this.#dropping;
   }

@@ -8,12 +8,21 @@ import type { Worker } from 'node:cluster';
  */
 const WARMUP_MS = 1_000;
 
+/** The deadline of the primary's queue (`overload.queueTargetMs` / `queueIntervalMs`, see `QueueCoDel`). */
+export interface QueueLimits {
+  targetMs: number;
+  intervalMs: number;
+}
+
 /**
- * How long the primary's queue must stand before it drops while a worker warms up, instead of
- * `overload.queueIntervalMs` (slow start, as load balancers give new backends;
- * reliability/results/after-handoff.md has the 503s it removed).
+ * The deadline while a worker warms up, when larger than the configured one (slow start, as load
+ * balancers give new backends): the queue drops only once its oldest has waited longer than 200 ms
+ * for 500 ms, and only what waited that long. A start under a steady load leaves a queue of some
+ * 100 ms standing for half a second (two workers on two cores, one of them starting); with the
+ * configured 20 / 100 ms the primary answered it 503. reliability/results/after-handoff.md and
+ * overload.md have the 503s these limits removed.
  */
-export const WARMUP_INTERVAL_MS = 500;
+export const WARMUP_LIMITS: QueueLimits = { targetMs: 200, intervalMs: 500 };
 
 /**
  * Which workers warm up (see {@link WARMUP_MS}), as the distributor hears of them: forked, up,
@@ -21,7 +30,7 @@ export const WARMUP_INTERVAL_MS = 500;
  *
  * @example
  * const warmUp = new WarmUp(); warmUp.forked(w); … warmUp.up(w); warmUp.handed(w, now);
- * const interval = warmUp.warming(now, openWorkers) ? WARMUP_INTERVAL_MS : intervalMs;
+ * const { targetMs, intervalMs } = warmUp.limits(now, openWorkers, configured);
  */
 export class WarmUp {
   readonly #ms: number;
@@ -50,6 +59,15 @@ export class WarmUp {
 
   handed(worker: Worker, now: number): void {
     if (!this.#firstAt.has(worker)) this.#firstAt.set(worker, now);
+  }
+
+  /** The queue's deadline now: `configured`, or {@link WARMUP_LIMITS} where larger while a worker warms up. */
+  limits(now: number, open: Iterable<Worker>, configured: QueueLimits): QueueLimits {
+    if (!this.warming(now, open)) return configured;
+    return {
+      targetMs: Math.max(configured.targetMs, WARMUP_LIMITS.targetMs),
+      intervalMs: Math.max(configured.intervalMs, WARMUP_LIMITS.intervalMs),
+    };
   }
 
   /** Whether a worker starts, or one of `open` (those taking connections) is in its first `ms` of them. */

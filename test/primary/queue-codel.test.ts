@@ -2,7 +2,7 @@ import { type TestContext, test } from 'node:test';
 import { QueueCoDel } from '../../src/primary/queue-codel.ts';
 
 test('a burst shorter than the interval waits; a standing queue drops until it empties', (t: TestContext) => {
-  const codel = new QueueCoDel(20, 100);
+  const codel = new QueueCoDel({ targetMs: 20, intervalMs: 100 });
   // the oldest has waited 30 ms (above the 20 ms target) at 1030: not yet for an interval
   t.assert.strictEqual(codel.dropping(1_030, 1_000), false);
   t.assert.strictEqual(codel.dropping(1_100, 1_000), false);
@@ -15,7 +15,7 @@ test('a burst shorter than the interval waits; a standing queue drops until it e
 });
 
 test("CoDel's memory: a queue that stands again within 4 intervals drops at once", (t: TestContext) => {
-  const codel = new QueueCoDel(20, 100);
+  const codel = new QueueCoDel({ targetMs: 20, intervalMs: 100 });
   codel.dropping(1_030, 1_000);
   t.assert.strictEqual(codel.dropping(1_130, 1_000), true);
   codel.emptied(1_200);
@@ -25,13 +25,15 @@ test("CoDel's memory: a queue that stands again within 4 intervals drops at once
 });
 
 test('force drops at once (the shutdown: what waits past the target is answered)', (t: TestContext) => {
-  const codel = new QueueCoDel(20, 100);
+  const codel = new QueueCoDel({ targetMs: 20, intervalMs: 100 });
   t.assert.strictEqual(codel.dropping(1_030, 1_000, true), true);
 });
 
-test("a longer interval for this call (the workers' warm-up) delays the drop of a standing queue", (t: TestContext) => {
-  const codel = new QueueCoDel(20, 100);
-  t.assert.strictEqual(codel.dropping(1_030, 1_000, false, 500), false);
-  t.assert.strictEqual(codel.dropping(1_200, 1_000, false, 500), false, 'stood 170 ms: under the 500 ms interval');
-  t.assert.strictEqual(codel.dropping(1_530, 1_000, false, 500), true);
+test("limits for this call (the workers' warm-up): a queue above them must stand longer", (t: TestContext) => {
+  const codel = new QueueCoDel({ targetMs: 20, intervalMs: 100 });
+  const warm = { targetMs: 200, intervalMs: 500 };
+  t.assert.strictEqual(codel.dropping(1_150, 1_000, false, warm), false, 'waited 150 ms: under the 200 ms target');
+  t.assert.strictEqual(codel.dropping(1_201, 1_000, false, warm), false, 'above the target from 1201 on');
+  t.assert.strictEqual(codel.dropping(1_650, 1_000, false, warm), false, 'stood 449 ms: under the 500 ms interval');
+  t.assert.strictEqual(codel.dropping(1_701, 1_000, false, warm), true);
 });

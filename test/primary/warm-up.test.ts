@@ -29,3 +29,14 @@ test('a worker gone before it came up warms nothing; a warm-up of 0 never warms'
   none.forked(a);
   t.assert.strictEqual(none.warming(0, [a]), false);
 });
+
+test('while a worker warms up, the queue deadline is the larger of the configured one and 200 / 500 ms', (t: TestContext) => {
+  const warmUp = new WarmUp(1_000);
+  const a = worker();
+  const configured = { targetMs: 20, intervalMs: 100 };
+  warmUp.up(a);
+  warmUp.handed(a, 0);
+  t.assert.deepStrictEqual(warmUp.limits(500, [a], configured), { targetMs: 200, intervalMs: 500 });
+  t.assert.deepStrictEqual(warmUp.limits(500, [a], { targetMs: 300, intervalMs: 50 }), { targetMs: 300, intervalMs: 500 });
+  t.assert.strictEqual(warmUp.limits(1_000, [a], configured), configured, 'warm: the configured deadline');
+});
