@@ -177,7 +177,7 @@ export class App implements Registrar {
       this.#metrics = new PromMetricsCollector(this.#registry);
       this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
     }
-    if (overload.enabled) this.#admission = this.#createAdmission(overload.delayTargetMs, overload.delayIntervalMs);
+    if (overload.enabled) this.#admission = this.#createAdmission(overload);
     this.#runSchedulers = options.runSchedulers ?? true;
     this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
@@ -469,15 +469,15 @@ export class App implements Registrar {
     return this.#limits;
   }
 
-  #createAdmission(targetMs: number, intervalMs: number): Admission {
+  #createAdmission({ delayTargetMs: targetMs, delayIntervalMs: intervalMs, shedAfterMs }: ResolvedConfig['overload']): Admission {
     const gauge = this.config.metrics.enabled ? admissionGauge(this.#registry) : undefined;
     const onChange = (shedding: boolean, delayMs: number) => {
       gauge?.set(shedding ? 1 : 0);
-      const fields = { delayMs: Math.round(delayMs * 10) / 10, targetMs, intervalMs };
+      const fields = { delayMs: Math.round(delayMs * 10) / 10, targetMs, intervalMs, shedAfterMs };
       if (shedding) this.logger.warn(fields, 'overloaded: shedding new requests (503 OVERLOADED)');
       else this.logger.info(fields, 'load back under target: admitting every request');
     };
-    return new Admission({ targetMs, intervalMs, onChange });
+    return new Admission({ targetMs, intervalMs, shedAfterMs, onChange });
   }
 
   #pipelineHost(): PipelineHost {

@@ -34,9 +34,8 @@ interface Waiting {
  *
  * Connections a primary hands over (`balancing: primary`, no listener of our own) waited in the
  * primary's queue, which sees them and sheds on its own (src/primary/distributor.ts): their first
- * request skips this queue (see src/app/connections.ts), and the later ones on them are served all at
- * once each turn, as node:http would have, so that a busy worker reads its channel late and the
- * primary keeps what the worker cannot take. A readiness probe (`GET /health`) skips the queue.
+ * request skips this queue (see src/app/connections.ts); the later ones on them queue here, and a
+ * hand-off drains nothing. A readiness probe (`GET /health`) skips the queue.
  *
  * @example
  * const queue = new RequestQueue(handler, { ownListener: true });
@@ -54,15 +53,12 @@ export class RequestQueue {
   #accepted = false;
   /** Turns in a row that only drained. */
   #drained = 0;
-  /** Served per turn at most (ms): a slice with a listener of our own, everything without. */
-  readonly #sliceMs: number;
   readonly #ownListener: boolean;
 
   /** `ownListener`: the process accepts its connections itself, rather than being handed them. */
   constructor(handler: QueuedHandler, { ownListener }: { ownListener: boolean }) {
     this.#handler = handler;
     this.#ownListener = ownListener;
-    this.#sliceMs = ownListener ? SLICE_MS : Number.POSITIVE_INFINITY;
   }
 
   /** How many requests wait. */
@@ -97,7 +93,7 @@ export class RequestQueue {
     }
     this.#accepted = false;
     this.#drained = 0;
-    const until = performance.now() + this.#sliceMs;
+    const until = performance.now() + SLICE_MS;
     try {
       do {
         const { req, res, at } = this.#waiting[this.#head] as Waiting;

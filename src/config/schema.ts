@@ -285,12 +285,17 @@ export const CONFIG_SCHEMA = object(
         delayTargetMs: ms(1, 60_000, {
           default: 50,
           description:
-            'Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) sheds the requests that waited longer than this: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.',
+            'Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) starts shedding: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.',
         }),
         delayIntervalMs: ms(1, 60_000, {
-          default: 500,
+          default: 50,
           description:
-            "How long the requests' wait must stay above `delayTargetMs` before a worker sheds, and below it before it admits again.",
+            "How long the requests' wait must stay above `delayTargetMs` before a worker sheds, and below `shedAfterMs` before it admits again.",
+        }),
+        shedAfterMs: ms(1, 60_000, {
+          default: 15,
+          description:
+            'While a worker sheds, the requests that waited longer than this are answered 503 and the others served: the excess gets a fast answer, the rest a short wait. At most `delayTargetMs` (a smaller `delayTargetMs` lowers it); keep it above the time one request takes to serve.',
         }),
         retryAfterS: int(0, 86_400, {
           default: 1,

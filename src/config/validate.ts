@@ -107,6 +107,10 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
   if (cl?.backoffInitialMs !== undefined && cl.backoffMaxMs !== undefined && cl.backoffInitialMs > cl.backoffMaxMs) {
     add(['cluster', 'backoffInitialMs'], 'must not exceed cluster.backoffMaxMs');
   }
+  // left out, shedAfterMs follows a delayTargetMs below its default (see src/app/admission.ts)
+  const delayTargetMs = c.overload?.delayTargetMs ?? DEFAULTS.overload.delayTargetMs;
+  if ((c.overload?.shedAfterMs ?? 0) > delayTargetMs)
+    add(['overload', 'shedAfterMs'], `must not exceed overload.delayTargetMs (${delayTargetMs})`);
   const headersMs = c.timeouts?.headersMs ?? DEFAULTS.timeouts.headersMs;
   const requestMs = c.timeouts?.requestMs ?? DEFAULTS.timeouts.requestMs;
   if (headersMs > requestMs) add(['timeouts', 'headersMs'], `must not exceed timeouts.requestMs (${requestMs})`);

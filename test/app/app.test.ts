@@ -92,6 +92,12 @@ describe('new App(config)', () => {
     assert.match(error.message, /timeouts\.headersMs: must not exceed timeouts\.requestMs \(5000\)/);
     new App({ timeouts: { requestMs: 5_000, headersMs: 5_000 } }, { logStream: sink() });
   });
+  test('rejects a shedAfterMs above delayTargetMs; left out, it follows a lower delayTargetMs', () => {
+    const error = configError({ overload: { delayTargetMs: 30, shedAfterMs: 40 } });
+    assert.equal(error.problems[0]?.key, 'overload.shedAfterMs');
+    assert.match(error.message, /overload\.shedAfterMs: must not exceed overload\.delayTargetMs \(30\)/);
+    new App({ overload: { delayTargetMs: 10 } }, { logStream: sink() });
+  });
   test('rejects a drain delay that would spend the whole shutdown budget', () => {
     const error = configError({ shutdown: { timeoutMs: 1_000, drainDelayMs: 1_000 } });
     assert.equal(error.problems[0]?.key, 'shutdown.drainDelayMs');
