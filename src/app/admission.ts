@@ -3,9 +3,9 @@ const RECENT_INTERVALS = 4;
 
 /** What the admission control reads of the config (`overload`). */
 export interface AdmissionOptions {
-  /** Shedding starts once the requests' wait stayed above this for `intervalMs`. */
+  /** Shedding starts once the queue stood for `intervalMs` and the requests' wait is above this. */
   readonly targetMs: number;
-  /** How long the wait must stay above `targetMs` (or below `shedAfterMs`) to start (or stop) shedding. */
+  /** How long the wait must stay above (or at most) `shedAfterMs` to start (or stop) shedding. */
   readonly intervalMs: number;
   /** While shedding, a request that waited longer than this is turned away (at most `targetMs`; default `targetMs`). */
   readonly shedAfterMs?: number;
@@ -17,28 +17,31 @@ export interface AdmissionOptions {
  * Admission control for the requests that queue in this process's own sockets (keep-alive connections,
  * `balancing: kernel`, a standalone App), where no one else sees them wait. A request waits twice: unread,
  * while the loop is busy elsewhere, then read, in the `RequestQueue` until its turn is served (a new
- * connection's wait in the listener's accept queue becomes the second kind, see request-queue.ts). A probe timer is due every `probeMs` (a fifth of the target, at most 10 ms) while
+ * connection's wait in the listener's accept queue becomes the second kind, see request-queue.ts). A probe timer is due every `probeMs` (a fifth of `shedAfterMs`, at most 10 ms) while
  * requests come in: the first request arms it, and it stops after an interval without any (and not
  * shedding), so an idle App has no timer. How overdue the probe was when a request was read is its
  * first wait; the time from then to its route's start, its second. Their sum is the request's
  * queueing delay, and the largest since the previous probe is the delay the rule below reads.
  *
- * CoDel's rule on that delay: shedding starts once it stayed above `targetMs` for a whole `intervalMs`
- * (a burst shorter than that is absorbed), or at once within 4 intervals of the last shedding spell
- * (the overload goes on). While shedding, a new request is turned away only if it waited longer than
- * `shedAfterMs`: the queue is served oldest first, so the worker keeps serving at its capacity, with a
- * queueing delay near `shedAfterMs`, and sheds only the excess, at a few µs each; shedding stops once
- * the delay stayed at most `shedAfterMs` for an interval. Two thresholds, because a wait that starts
- * shedding must be one no steady load reaches (a saturated pool of keep-alive clients waits some ms
- * per request), while the wait kept under overload is what every shed request has spent before its
- * 503: at 50 ms for both, the 503s took 73 ms at p99 (reliability/results/overload.md).
+ * CoDel's rule on that delay, with two thresholds: the queue stands while the delay stays above
+ * `shedAfterMs`; shedding starts once it stood for a whole `intervalMs` and the delay is now above
+ * `targetMs` (a burst shorter than that is absorbed), or at once past the target within 4 intervals
+ * of the last shedding spell (the overload goes on). While shedding, a new request is turned away
+ * only if it waited longer than `shedAfterMs`: the queue is served oldest first, so the worker keeps
+ * serving at its capacity, with a queueing delay near `shedAfterMs`, and sheds only the excess, at a
+ * few µs each; shedding stops once the queue stopped standing for an interval. The target is a wait
+ * no steady load reaches (a saturated pool of keep-alive clients waits some ms per request); the
+ * wait kept is what every shed request has spent before its 503: with 50 ms for both, the 503s took
+ * 73 ms at p99 at 3× capacity (reliability/results/overload.md). Timing the streak from `shedAfterMs`
+ * rather than from the target starts shedding sooner into a spike, whose first requests (queued before
+ * it starts) get the slowest 503s.
  *
  * Measured at the requests rather than at the probe: a client sending heavy requests one after the
  * other over a socket keeps the loop busy, yet each request is read in a turn of its own, after the
  * probe fired, and served in it: nobody waits, and nothing is shed.
  *
  * @example
- * const admission = new Admission({ targetMs: 50, intervalMs: 500, shedAfterMs: 15 });
+ * const admission = new Admission({ targetMs: 50, intervalMs: 50, shedAfterMs: 15 });
  * if (!admission.admit(started, performance.now())) throw KError.of('OVERLOADED');
  */
 export class Admission {
@@ -60,7 +63,7 @@ export class Admission {
   /** The delay the last probe measured. */
   #delayMs = 0;
   #shedding = false;
-  /** Since when the delay has pointed away from the state (above the target while admitting, below while shedding). */
+  /** Since when the queue has stood (delay above `shedAfterMs`) while admitting, or has not while shedding. */
   #since = Number.NaN;
   /** When shedding last stopped: a delay above the target within 4 intervals sheds again at once. */
   #stoppedAt = Number.NEGATIVE_INFINITY;
@@ -134,18 +137,26 @@ export class Admission {
     }
   };
 
+  /**
+   * The queue stands while the delay stays above `shedAfterMs`: shedding starts once it stood for an
+   * interval with the delay now above the target (at once within 4 intervals of the last spell: CoDel's
+   * memory, the overload goes on), and stops once it stopped standing for an interval.
+   */
   #observe(now: number, delay: number): void {
-    if (delay > (this.#shedding ? this.#shedAfterMs : this.#targetMs) === this.#shedding) {
+    if (delay > this.#shedAfterMs === this.#shedding) {
       this.#since = Number.NaN;
       return;
     }
-    // CoDel's memory: a delay above the target soon after shedding stopped means the overload goes on
-    const recent = !this.#shedding && now - this.#stoppedAt < RECENT_INTERVALS * this.#intervalMs;
-    if (Number.isNaN(this.#since) && !recent) {
-      this.#since = now;
-      return;
+    if (Number.isNaN(this.#since)) this.#since = now;
+    const lasted = now - this.#since >= this.#intervalMs;
+    if (this.#shedding) {
+      if (lasted) this.#toggle(now, delay);
+    } else if (delay > this.#targetMs && (lasted || now - this.#stoppedAt < RECENT_INTERVALS * this.#intervalMs)) {
+      this.#toggle(now, delay);
     }
-    if (!recent && now - this.#since < this.#intervalMs) return;
+  }
+
+  #toggle(now: number, delay: number): void {
     this.#shedding = !this.#shedding;
     if (!this.#shedding) this.#stoppedAt = now;
     this.#since = Number.NaN;

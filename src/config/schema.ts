@@ -285,12 +285,12 @@ export const CONFIG_SCHEMA = object(
         delayTargetMs: ms(1, 60_000, {
           default: 50,
           description:
-            'Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above this for `delayIntervalMs`, a worker (or a standalone App) starts shedding: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.',
+            'Once the wait of its requests (unread while its event loop was busy, then in its request queue) has stayed above `shedAfterMs` for `delayIntervalMs` and is now above this, a worker (or a standalone App) starts shedding: requests on keep-alive connections and with `balancing: kernel` queue in the worker itself, where the primary cannot see them.',
         }),
         delayIntervalMs: ms(1, 60_000, {
           default: 50,
           description:
-            "How long the requests' wait must stay above `delayTargetMs` before a worker sheds, and below `shedAfterMs` before it admits again.",
+            "How long the requests' wait must stay above `shedAfterMs` (a standing queue) before a worker sheds, and at most `shedAfterMs` before it admits again.",
         }),
         shedAfterMs: ms(1, 60_000, {
           default: 15,

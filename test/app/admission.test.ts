@@ -193,11 +193,9 @@ describe('Admission', () => {
   });
 });
 
-test('shedding starts above targetMs and keeps the wait under shedAfterMs until it stayed there for an interval', async (t: TestContext) => {
-  const admission = new Admission({ targetMs: 40, intervalMs: 30, shedAfterMs: 5 });
-  t.after(() => admission.stop());
+describe('Admission: two thresholds', () => {
   /** Requests that each waited `ms` (read that long ago, starting now), for `forMs` of real time. */
-  const waiting = async (ms: number, forMs: number) => {
+  async function waiting(admission: Admission, ms: number, forMs: number): Promise<void> {
     const until = performance.now() + forMs;
     while (performance.now() < until) {
       const now = performance.now();
@@ -205,18 +203,31 @@ test('shedding starts above targetMs and keeps the wait under shedAfterMs until 
       // several requests per probe (due every millisecond here), as under load
       await new Promise((resolve) => setImmediate(resolve));
     }
-  };
-  await waiting(20, 100);
-  t.assert.strictEqual(admission.shedding, false, 'waits of 20 ms: under the 40 ms target, nothing is shed');
-  await waiting(60, 100);
-  t.assert.strictEqual(admission.shedding, true, 'waits of 60 ms for longer than the interval: shedding');
-  const now = performance.now();
-  t.assert.strictEqual(admission.admit(now - 10, now), false, 'waited 10 ms, past shedAfterMs: 503');
-  t.assert.strictEqual(admission.admit(now - 3, now), true, 'waited 3 ms: served');
-  await waiting(20, 100);
-  t.assert.strictEqual(admission.shedding, true, 'waits of 20 ms, under the target but past shedAfterMs: still shedding');
-  await waiting(1, 100);
-  t.assert.strictEqual(admission.shedding, false, 'waits of 1 ms for an interval: admitting again');
+  }
+
+  test('a burst past the target sheds nothing: the queue must have stood above shedAfterMs for an interval', async (t: TestContext) => {
+    const admission = new Admission({ targetMs: 40, intervalMs: 60, shedAfterMs: 5 });
+    t.after(() => admission.stop());
+    await waiting(admission, 1, 30);
+    await waiting(admission, 60, 20);
+    t.assert.strictEqual(admission.shedding, false, '20 ms of waits past the target, after none: a burst');
+  });
+
+  test('starts once a queue standing above shedAfterMs for an interval passes the target; sheds past shedAfterMs; stops once it no longer stands', async (t: TestContext) => {
+    const admission = new Admission({ targetMs: 40, intervalMs: 60, shedAfterMs: 5 });
+    t.after(() => admission.stop());
+    await waiting(admission, 20, 100);
+    t.assert.strictEqual(admission.shedding, false, 'waits of 20 ms: the queue stands, but under the 40 ms target');
+    await waiting(admission, 60, 10);
+    t.assert.strictEqual(admission.shedding, true, 'past the target after standing for an interval: at once');
+    const now = performance.now();
+    t.assert.strictEqual(admission.admit(now - 10, now), false, 'waited 10 ms, past shedAfterMs: 503');
+    t.assert.strictEqual(admission.admit(now - 3, now), true, 'waited 3 ms: served');
+    await waiting(admission, 20, 100);
+    t.assert.strictEqual(admission.shedding, true, 'waits of 20 ms, under the target but past shedAfterMs: still shedding');
+    await waiting(admission, 1, 100);
+    t.assert.strictEqual(admission.shedding, false, 'waits of 1 ms for an interval: admitting again');
+  });
 });
 
 /** Whether a timer is still to fire (node's Timeout keeps `_destroyed` once it fired for good or was cleared). */
