@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 import { msg } from '../ipc/protocol.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
-import { QueueCoDel } from './queue-codel.ts';
+import { QueueCoDel, type QueueLimits } from './queue-codel.ts';
 import { WaitingConnection } from './waiting-connection.ts';
-import { type QueueLimits, WarmUp } from './warm-up.ts';
+import { WarmUp } from './warm-up.ts';
 
 /**
  * Hand-offs a worker may have unacknowledged. A worker acknowledges a connection as soon as its event

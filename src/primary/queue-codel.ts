@@ -1,7 +1,11 @@
-import type { QueueLimits } from './warm-up.ts';
-
 /** After a dropping spell ends, a standing queue this soon (intervals) drops again at once (CoDel's memory). */
 const RECENT_INTERVALS = 4;
+
+/** The deadline of the primary's queue (`overload.queueTargetMs` / `queueIntervalMs`). */
+export interface QueueLimits {
+  targetMs: number;
+  intervalMs: number;
+}
 
 /**
  * When the primary's queue drops: CoDel on its head, as Fail at Scale reads it

@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import type { QueueLimits } from './queue-codel.ts';
 
 /**
  * A worker's warm-up: from its fork to the end of its first second of connections. A worker starting
@@ -7,12 +8,6 @@ import type { Worker } from 'node:cluster';
  * leaves is a start's (the cluster's, a replacement's, a rolling restart's), not an overload's.
  */
 const WARMUP_MS = 1_000;
-
-/** The deadline of the primary's queue (`overload.queueTargetMs` / `queueIntervalMs`, see `QueueCoDel`). */
-export interface QueueLimits {
-  targetMs: number;
-  intervalMs: number;
-}
 
 /**
  * The deadline while a worker warms up, when larger than the configured one (slow start, as load
