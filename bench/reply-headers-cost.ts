@@ -13,7 +13,7 @@
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { compressionOf, compressSync, encodingOf } from '../src/app/compression/compression.ts';
-import { securityHeaderList, setSecurityHeaders } from '../src/app/security-headers.ts';
+import { securityHeaderList, setSecurityHeaders } from '../src/app/headers/security-headers.ts';
 import { DEFAULTS } from '../src/config/defaults.ts';
 import { pageOf } from './services/data.ts';
 

@@ -7,10 +7,11 @@
  *
  *   node --conditions=source bench/timeout-cost.ts
  */
-import { Admission } from '../src/app/admission.ts';
-import type { Ctx } from '../src/app/ctx.ts';
-import { HandlerTimeouts } from '../src/app/handler-timeouts.ts';
-import { DEADLINE, InFlight, SLOT } from '../src/app/in-flight.ts';
+
+import type { Ctx } from '../src/app/core/ctx.ts';
+import { Admission } from '../src/app/overload/admission.ts';
+import { HandlerTimeouts } from '../src/app/overload/handler-timeouts.ts';
+import { DEADLINE, InFlight, SLOT } from '../src/app/overload/in-flight.ts';
 
 const N = 2_000_000;
 const ROUNDS = 5;

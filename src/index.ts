@@ -18,8 +18,34 @@ export type {
   MultipartOptions,
   MultipartPart,
 } from './app/body.ts';
+export { type ConnectMiddleware, fromConnect } from './app/connect/from-connect.ts';
 export type { ClearCookieOptions, CookieOptions, Cookies } from './app/cookies/cookies.ts';
-export { Ctx, type RequestState } from './app/ctx.ts';
+export { Ctx, type RequestState } from './app/core/ctx.ts';
+export { Group, type GroupArgs, type GroupOptions } from './app/core/group.ts';
+export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
+export type { RequestContext } from './app/core/request-context.ts';
+export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/core/route.ts';
+export type { SecurityRequirement } from './app/core/security.ts';
+export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
+export type { OpenApiDocument } from './app/docs/openapi.ts';
+export type { CheckResult, HealthChecker, HealthReport } from './app/health/health.ts';
+export { type HttpCheckOptions, httpCheck } from './app/health/http-check.ts';
+export {
+  newPage,
+  offsetOf,
+  PAGE_DEFAULTS,
+  type Page,
+  type PageOf,
+  type PageQuery,
+  pageSchema,
+  paginated,
+  parsePagination,
+  type Repository,
+} from './app/pagination/page.ts';
+export type { SseEvent, SseOptions } from './app/streams/sse.ts';
+export type { StreamSource } from './app/streams/stream-reply.ts';
+export type { ShutdownHook } from './app/transport/shutdown.ts';
+export type { StartHook } from './app/transport/start-hooks.ts';
 export {
   type DefineRoute,
   defineRoute,
@@ -32,34 +58,8 @@ export {
   type RouteSchemas,
   type TypedRoute,
   withTypeProvider,
-} from './app/define-route.ts';
-export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
-export type { OpenApiDocument } from './app/docs/openapi.ts';
-export type { SecurityRequirement } from './app/docs/security.ts';
-export { type ConnectMiddleware, fromConnect } from './app/from-connect.ts';
-export { Group, type GroupArgs, type GroupOptions } from './app/group.ts';
-export type { CheckResult, HealthChecker, HealthReport } from './app/health.ts';
-export { type HttpCheckOptions, httpCheck } from './app/http-check.ts';
-export {
-  newPage,
-  offsetOf,
-  PAGE_DEFAULTS,
-  type Page,
-  type PageOf,
-  type PageQuery,
-  pageSchema,
-  paginated,
-  parsePagination,
-  type Repository,
-} from './app/pagination.ts';
-export { clientAddress, type RateLimitOptions } from './app/rate-limit/policy.ts';
-export type { RequestContext } from './app/request-context.ts';
-export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/route.ts';
-export type { ShutdownHook } from './app/shutdown.ts';
-export type { SseEvent, SseOptions } from './app/sse.ts';
-export type { StartHook } from './app/start-hooks.ts';
-export type { StreamSource } from './app/stream-reply.ts';
-export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/type-provider.ts';
+} from './app/typed/define-route.ts';
+export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/typed/type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';
 export type {

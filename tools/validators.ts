@@ -3,8 +3,8 @@
  * flotilla's own and fixed: compiling them was the largest part of ajv's share
  * of a start-up (tens of milliseconds of CPU in every process, and garbage).
  *
- * - `src/app/schema-meta-validator.ts`: the JSON Schema (draft-07) meta-schema,
- *   which route schemas are checked against at registration (`src/app/validation.ts`);
+ * - `src/app/core/schema-meta-validator.ts`: the JSON Schema (draft-07) meta-schema,
+ *   which route schemas are checked against at registration (`src/app/core/validation.ts`);
  * - `src/config/config-validator.ts`: the config's schema (`src/config/schema.ts`),
  *   which the primary checks a config file against before forking (`src/config/validate.ts`).
  *
@@ -20,7 +20,7 @@ import { addFormats } from '../src/utils/ajv-formats.ts';
 
 export const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
 
-/** The options of the ajv instance that checks route schemas (`makeAjv` in src/app/validation.ts). */
+/** The options of the ajv instance that checks route schemas (`makeAjv` in src/app/core/validation.ts). */
 export const META_AJV_OPTIONS = { allErrors: true, strict: false, allowUnionTypes: true } as const;
 
 interface Generated {
@@ -31,8 +31,8 @@ interface Generated {
 
 export const GENERATED: Record<'meta' | 'config', Generated> = {
   meta: {
-    file: fileURLToPath(new URL('../src/app/schema-meta-validator.ts', import.meta.url)),
-    purpose: 'The draft-07 meta-schema validator route schemas are checked with (src/app/validation.ts).',
+    file: fileURLToPath(new URL('../src/app/core/schema-meta-validator.ts', import.meta.url)),
+    purpose: 'The draft-07 meta-schema validator route schemas are checked with (src/app/core/validation.ts).',
     source: () => standalone({ ...META_AJV_OPTIONS }, undefined, (ajv) => ajv.getSchema(DRAFT_07)),
   },
   config: {

@@ -28,7 +28,7 @@ function frameKey(f: CpuProfile['nodes'][number]['callFrame']): string {
   return `${f.functionName || '(anonymous)'}${short ? ` ${short}:${f.lineNumber + 1}` : ''}`;
 }
 
-/** The package (`pino`), flotilla source file (`src/app/ctx.ts`), node internal module, or special node. */
+/** The package (`pino`), flotilla source file (`src/app/core/ctx.ts`), node internal module, or special node. */
 function areaOf(f: CpuProfile['nodes'][number]['callFrame']): string {
   const url = rel(f.url);
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);

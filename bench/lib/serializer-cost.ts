@@ -46,7 +46,7 @@ export interface SerializerCost {
 export async function serializerCost(rounds: number, callsPerRound: number): Promise<SerializerCost> {
   // loaded here, not with the orchestrator: the rest of the benchmark never loads flotilla in this process
   const { paginated } = await import('flotilla');
-  const { compileSerializer } = await import('../../src/app/serializer.ts');
+  const { compileSerializer } = await import('../../src/app/core/serializer.ts');
   const fastJson = createRequire(import.meta.url)('fast-json-stringify') as (schema: unknown) => (doc: unknown) => string;
   const flotilla = compileSerializer(paginated({ method: 'GET', path: '/items', handler: () => undefined }, ITEM_SCHEMA));
   if (flotilla === undefined) throw new Error('a paginated route has no serializer');

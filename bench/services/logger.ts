@@ -1,7 +1,7 @@
 import pino, { type Logger } from 'pino';
 
 /**
- * A pino logger configured like flotilla's own (`src/app/logger.ts`): JSON
+ * A pino logger configured like flotilla's own (`src/app/observability/logger.ts`): JSON
  * lines to stdout through an asynchronous destination, ISO time, level labels,
  * service and pid on every line, authorization/cookie headers redacted.
  */

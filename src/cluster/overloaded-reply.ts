@@ -20,7 +20,7 @@ function targetOf(head: Buffer | undefined): string {
  * sent is read and dropped meanwhile: closing a socket with unread bytes would
  * reset it and could lose the answer on the way. `head`: what was read
  * already, for the problem's `instance`. `headers`: raw head lines written as they are, the
- * security headers of `securityHeaders` (`headerLines` in src/app/security-headers.ts), so that
+ * security headers of `securityHeaders` (`headerLines` in src/app/headers/security-headers.ts), so that
  * this answer carries them like every other.
  *
  * @example

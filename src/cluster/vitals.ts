@@ -1,6 +1,6 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { UPGRADE_START } from '../app/websocket-route.ts';
+import { UPGRADE_START } from '../app/websocket/websocket-route.ts';
 import type { PongMessage } from '../ipc/protocol.ts';
 
 export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>;

@@ -23,7 +23,7 @@ const EMPTY: Settings = Object.freeze({});
 let ajv: Ajv | undefined;
 const compiled = new WeakMap<object, ReturnType<Ajv['compile']>>();
 
-/** Same options as request validation (src/app/validation.ts), plus the `secret` annotation. */
+/** Same options as request validation (src/app/core/validation.ts), plus the `secret` annotation. */
 function compile(schema: object) {
   let check = compiled.get(schema);
   if (check === undefined) {

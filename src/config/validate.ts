@@ -1,5 +1,5 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { availableCpus } from '../cluster/cpus.ts';
+import { availableCpus } from '../utils/cpus.ts';
 import { ConfigError, type ConfigProblem } from './config-error.ts';
 import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
@@ -107,7 +107,7 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
   if (cl?.backoffInitialMs !== undefined && cl.backoffMaxMs !== undefined && cl.backoffInitialMs > cl.backoffMaxMs) {
     add(['cluster', 'backoffInitialMs'], 'must not exceed cluster.backoffMaxMs');
   }
-  // left out, shedAfterMs follows a delayTargetMs below its default (see src/app/admission.ts)
+  // left out, shedAfterMs follows a delayTargetMs below its default (see src/app/overload/admission.ts)
   const delayTargetMs = c.overload?.delayTargetMs ?? DEFAULTS.overload.delayTargetMs;
   if ((c.overload?.shedAfterMs ?? 0) > delayTargetMs)
     add(['overload', 'shedAfterMs'], `must not exceed overload.delayTargetMs (${delayTargetMs})`);

@@ -26,7 +26,7 @@ export interface DistributorOptions {
   /** `overload.queueIntervalMs`: the longest wait while the queue keeps emptying; a queue not empty for this long is standing. */
   intervalMs: number;
   retryAfterS: number;
-  /** Raw head lines the 503 carries: the security headers (`headerLines` of src/app/security-headers.ts). */
+  /** Raw head lines the 503 carries: the security headers (`headerLines` of src/app/headers/security-headers.ts). */
   headers?: string;
   /**
    * Request paths (`/health`) whose connections, once the primary has read their request line while

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
-import { type CgroupOptions, cgroupDirectories, readCgroupFile } from '../cluster/cgroup.ts';
+import { type CgroupOptions, cgroupDirectories, readCgroupFile } from '../utils/cgroup.ts';
 
 const MiB = 1_048_576;
 

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { resolveWorkerCount } from '../cluster/cpus.ts';
 import { ConfigError, formatProblem } from '../config/config-error.ts';
 import type { ResolvedConfig } from '../config/types.ts';
+import { resolveWorkerCount } from '../utils/cpus.ts';
 import { rollingRestart } from './rolling-restart.ts';
 import type { Supervisor } from './supervisor.ts';
 

@@ -19,9 +19,9 @@ import { ConfigError } from '../config/config-error.ts';
 import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { encodePayload } from '../ipc/payload.ts';
 import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
+import { encodePayload } from '../utils/payload.ts';
 import { ServicePart } from './service-part.ts';
 
 /** What the service host hands the thread. */

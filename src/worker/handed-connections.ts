@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import type { ConnectionSource } from '../app/connection-source.ts';
+import type { ConnectionSource } from '../app/transport/connection-source.ts';
 import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 
 /**

@@ -1,6 +1,6 @@
-import type { TopicPayload, TopicTransport } from '../app/topic-transport.ts';
-import { decodePayload, encodePayload } from '../ipc/payload.ts';
+import type { TopicPayload, TopicTransport } from '../app/websocket/topic-transport.ts';
 import { type DeliverMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { decodePayload, encodePayload } from '../utils/payload.ts';
 
 /**
  * A cluster worker's topics: each `app.publish` goes to the primary (`flotilla:publish`), which hands

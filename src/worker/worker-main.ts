@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
-import { headerLines, securityHeaderList } from '../app/security-headers.ts';
-import { awaitsStartHooks } from '../app/start-hooks.ts';
+import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
+import { awaitsStartHooks } from '../app/transport/start-hooks.ts';
 import { ownSockets } from '../cluster/balancing.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';

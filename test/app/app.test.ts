@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { type Span, type Tracer, trace } from '@opentelemetry/api';
 import { App } from '../../src/app/app.ts';
-import type { Registrar } from '../../src/app/registrar.ts';
+import type { Registrar } from '../../src/app/core/registrar.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import type { Scheduler } from '../../src/scheduler/scheduler.ts';

@@ -7,9 +7,9 @@ import { dirname, join, relative } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { availableCpus } from '../../src/cluster/cpus.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { loadConfig, loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
+import { availableCpus } from '../../src/utils/cpus.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
 

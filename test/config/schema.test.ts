@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
-import { availableCpus } from '../../src/cluster/cpus.ts';
 import { CONFIG_SCHEMA } from '../../src/config/schema.ts';
 import { adoptResolvedConfig, configProblems, resolveConfig } from '../../src/config/validate.ts';
+import { availableCpus } from '../../src/utils/cpus.ts';
 
 // The config's validator skips the meta-schema check at start-up (it is compiled in every process): this is that check.
 test('the config schema is a valid JSON Schema', () => {

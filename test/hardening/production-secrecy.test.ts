@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { InjectResponse } from '../../src/app/app.ts';
-import type { Route } from '../../src/app/route.ts';
+import type { Route } from '../../src/app/core/route.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import { controller, testApp } from '../helpers/app.ts';
 

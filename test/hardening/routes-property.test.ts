@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { InjectResponse } from '../../src/app/app.ts';
-import { newPage, paginated } from '../../src/app/pagination.ts';
+import { newPage, paginated } from '../../src/app/pagination/page.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { cpuMs } from '../helpers/timing.ts';
 

@@ -1,6 +1,6 @@
 import type { TestContext } from 'node:test';
 import { App, type AppOptions } from '../../src/app/app.ts';
-import type { Controller, Route } from '../../src/app/route.ts';
+import type { Controller, Route } from '../../src/app/core/route.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import { type LogSink, sink } from './sink.ts';
 

@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { getHeapStatistics } from 'node:v8';
-import type { CgroupOptions } from '../../src/cluster/cgroup.ts';
 import {
   cgroupMemoryLimit,
   MIN_WORKER_HEAP_MB,
@@ -10,6 +9,7 @@ import {
   workerHeapArgs,
   workerHeapShareMB,
 } from '../../src/primary/memory-limit.ts';
+import type { CgroupOptions } from '../../src/utils/cgroup.ts';
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;

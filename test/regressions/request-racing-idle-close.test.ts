@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { IDLE_CLOSE_MS } from '../../src/app/connections.ts';
+import { IDLE_CLOSE_MS } from '../../src/app/transport/connections.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { openSocket, readUntil, readUntilClose } from '../helpers/http.ts';
 

@@ -1,6 +1,6 @@
 import type { SecurityRequirement } from '../../config/security-requirements.ts';
 import type { DocsSecurityScheme } from '../../config/types.ts';
-import type { JsonSchema } from '../route.ts';
+import type { JsonSchema } from '../core/route.ts';
 
 /**
  * An OpenAPI 3.1 parameter object.

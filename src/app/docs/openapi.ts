@@ -1,12 +1,12 @@
 import type { ResolvedConfig } from '../../config/types.ts';
-import type { Route } from '../route.ts';
+import type { Route } from '../core/route.ts';
+import { checkSecurity } from '../core/security.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
 import { pruneSchemas } from './prune-schemas.ts';
 import { requestBodyOf, responsesOf } from './responses.ts';
 import { operationIdOf, toPathTemplates } from './route-path.ts';
-import { checkSecurity } from './security.ts';
 
 export type { OpenApiDocument } from './openapi-types.ts';
 

@@ -1,5 +1,5 @@
-import { PAGE_DEFAULTS } from '../pagination.ts';
-import type { JsonSchema, Route } from '../route.ts';
+import type { JsonSchema, Route } from '../core/route.ts';
+import { PAGE_DEFAULTS } from '../pagination/page.ts';
 import type { OpenApiParameter } from './openapi-types.ts';
 import type { TemplateParam } from './route-path.ts';
 

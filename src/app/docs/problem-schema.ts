@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../route.ts';
+import type { JsonSchema } from '../core/route.ts';
 
 /**
  * Where the documents reference the problem schema.

@@ -1,8 +1,8 @@
 import { STATUS_CODES } from '../../utils/node-http.ts';
 import { bodyMediaTypes } from '../body.ts';
-import { pageSchema } from '../pagination.ts';
-import { type JsonSchema, type Route, statusKey } from '../route.ts';
-import { upgradesOnly } from '../websocket-route.ts';
+import { type JsonSchema, type Route, statusKey } from '../core/route.ts';
+import { pageSchema } from '../pagination/page.ts';
+import { upgradesOnly } from '../websocket/websocket-route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
 import { problemResponse } from './problem-schema.ts';
 

@@ -1,5 +1,5 @@
-import type { Ctx } from '../ctx.ts';
-import type { Route } from '../route.ts';
+import type { Ctx } from '../core/ctx.ts';
+import type { Route } from '../core/route.ts';
 import { type Asset, etagOf, loadAsset, matchesEtag, SWAGGER_ASSETS } from './swagger-assets.ts';
 import { DOCS_CSP, docsPage, SWAGGER_INITIALIZER } from './swagger-page.ts';
 

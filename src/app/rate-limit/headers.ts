@@ -1,4 +1,4 @@
-import type { RateLimitPolicy } from './policy.ts';
+import type { RateLimitPolicy } from '../core/rate-limit-policy.ts';
 
 /**
  * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers, structured fields):

@@ -4,9 +4,9 @@ import type { Counter } from 'prom-client';
 import type { CounterStore, WindowCount } from '../../coordination/counter-store.ts';
 import { describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
-import type { Ctx } from '../ctx.ts';
+import type { Ctx } from '../core/ctx.ts';
+import type { RateLimitPolicy } from '../core/rate-limit-policy.ts';
 import { policyHeader, rateLimitHeader, resetSeconds, sfString } from './headers.ts';
-import type { RateLimitPolicy } from './policy.ts';
 
 /**
  * A route's rate limit, run by the pipeline after the route is found (and the admission control let

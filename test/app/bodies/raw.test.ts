@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { Ctx } from '../../../src/app/ctx.ts';
+import type { Ctx } from '../../../src/app/core/ctx.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { bodyApp } from './harness.ts';
 

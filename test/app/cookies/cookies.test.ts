@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import type { App } from '../../../src/app/app.ts';
 import { CookieSigner } from '../../../src/app/cookies/cookie-signer.ts';
 import type { CookieOptions } from '../../../src/app/cookies/cookies.ts';
-import type { Ctx } from '../../../src/app/ctx.ts';
+import type { Ctx } from '../../../src/app/core/ctx.ts';
 import type { KConfig } from '../../../src/config/types.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { controller, testApp } from '../../helpers/app.ts';

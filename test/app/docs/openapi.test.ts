@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { App } from '../../../src/app/app.ts';
+import type { Route } from '../../../src/app/core/route.ts';
 import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
 import { PROBLEM_REF } from '../../../src/app/docs/problem-schema.ts';
 import { operationIdOf, toPathTemplates } from '../../../src/app/docs/route-path.ts';
-import { paginated } from '../../../src/app/pagination.ts';
-import type { Route } from '../../../src/app/route.ts';
+import { paginated } from '../../../src/app/pagination/page.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
 import { sink } from '../../helpers/sink.ts';
 

@@ -1,6 +1,6 @@
 import { type TestContext, test } from 'node:test';
+import { rateLimitPolicy } from '../../../src/app/core/rate-limit-policy.ts';
 import { policyHeader, rateLimitHeader, resetSeconds, sfString } from '../../../src/app/rate-limit/headers.ts';
-import { rateLimitPolicy } from '../../../src/app/rate-limit/policy.ts';
 
 const policy = (max: number, windowMs: number, name = 'default') => {
   const p = rateLimitPolicy({ max, windowMs }, name, 'test');

@@ -1,7 +1,7 @@
 import { type TestContext, test } from 'node:test';
 import { App } from '../../../src/app/app.ts';
-import type { Ctx } from '../../../src/app/ctx.ts';
-import type { Route } from '../../../src/app/route.ts';
+import type { Ctx } from '../../../src/app/core/ctx.ts';
+import type { Route } from '../../../src/app/core/route.ts';
 import type { CounterStore, WindowCount } from '../../../src/coordination/counter-store.ts';
 import { controller, testApp } from '../../helpers/app.ts';
 import { sink } from '../../helpers/sink.ts';

@@ -2,7 +2,7 @@ import { type TestContext, test } from 'node:test';
 import { sampleBooks } from '../../../examples/books/book-repository.ts';
 import { migrate, migrationFiles, SEED_VERSION } from '../../../examples/books/database/migrate.ts';
 import { SqliteDatabase } from '../../../examples/books/database/sqlite-database.ts';
-import { createLogger } from '../../../src/app/logger.ts';
+import { createLogger } from '../../../src/app/observability/logger.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
 import { sink } from '../../helpers/sink.ts';
 import { sqliteFile } from './books-backends.ts';

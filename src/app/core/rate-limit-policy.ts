@@ -1,0 +1,90 @@
+import { createError, describeValue } from '../../errors/flotilla-error.ts';
+import type { Ctx } from './ctx.ts';
+
+/**
+ * A rate limit: at most `max` requests per key in each window of `windowMs`, counted by every worker
+ * and, with `coordination.url`, every replica together. Given as the `rateLimit` option of a route,
+ * a group (`app.group(prefix, { rateLimit })`) or the App (`new App({ rateLimit })`, or the YAML
+ * file's `rateLimit` without `key`); the nearest applies, and `rateLimit: false` exempts a route or a
+ * group. Routes under one group's (or the App's) limit share its budget.
+ *
+ * @example
+ * defineRoute({ method: 'POST', path: '/login', rateLimit: { max: 5, windowMs: 60_000, onStoreError: 'closed' }, handler });
+ * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => ctx.headers['x-api-key'] as string } });
+ */
+export interface RateLimitOptions {
+  /** Requests admitted per key and window: a positive integer. */
+  max: number;
+  /** The window, in ms: a positive integer (a window starts with the first request of a key that has none running). */
+  windowMs: number;
+  /**
+   * Whom a request is counted for (default: the client's address, `ctx.req.socket.remoteAddress`).
+   * `undefined` exempts the request; a throw is a programming error, answered 500.
+   */
+  key?: (ctx: Ctx) => string | undefined;
+  /**
+   * When the count cannot be had (the coordinator unreachable, the primary not answering in time):
+   * `open` (the default) admits the request, `closed` answers 503 `UNAVAILABLE`.
+   */
+  onStoreError?: 'open' | 'closed';
+}
+
+/** A validated rate limit, as the pipeline applies it. */
+export interface RateLimitPolicy {
+  /** The policy's name in the `RateLimit-Policy` and `RateLimit` headers, and its part of the counters' keys. */
+  readonly name: string;
+  readonly max: number;
+  readonly windowMs: number;
+  readonly key: (ctx: Ctx) => string | undefined;
+  readonly onStoreError: 'open' | 'closed';
+}
+
+/** The longest window: 24 days. */
+export const MAX_WINDOW_MS = 86_400_000 * 24;
+
+/**
+ * The default key of a rate limit: the address the connection comes from (in a cluster, the
+ * client's own: the primary hands its socket over). Behind a proxy, every request has the proxy's.
+ *
+ * @example
+ * rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => (isInternal(ctx) ? undefined : clientAddress(ctx)) }
+ */
+export function clientAddress(ctx: Ctx): string {
+  return ctx.req.socket?.remoteAddress ?? 'unknown';
+}
+
+/**
+ * Validates a `rateLimit` option where it is given (a route, a group, the App): a policy, `false`
+ * (none here, nor inherited), or `undefined` when not given. A bad option throws
+ * `FLO_ERR_BAD_RATE_LIMIT` naming `owner` and the problem.
+ *
+ * @example
+ * rateLimitPolicy({ max: 50, windowMs: 60_000 }, 'GET /books', "route 'GET /books'");
+ */
+export function rateLimitPolicy(option: unknown, name: string, owner: string): RateLimitPolicy | false | undefined {
+  if (option === undefined || option === false) return option;
+  const bad = (reason: string) => createError('FLO_ERR_BAD_RATE_LIMIT', { owner, reason });
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+    throw bad(`rateLimit must be an object { max, windowMs, key?, onStoreError? } or false, got ${describeValue(option)}`);
+  }
+  const o = option as Record<string, unknown>;
+  for (const field of Object.keys(o)) {
+    if (!['max', 'windowMs', 'key', 'onStoreError'].includes(field)) throw bad(`unknown rateLimit option '${field}'`);
+  }
+  const { max, windowMs, key, onStoreError } = o;
+  if (!Number.isSafeInteger(max) || (max as number) < 1) throw bad(`rateLimit.max must be a positive integer, got ${describeValue(max)}`);
+  if (!Number.isSafeInteger(windowMs) || (windowMs as number) < 1 || (windowMs as number) > MAX_WINDOW_MS) {
+    throw bad(`rateLimit.windowMs must be a positive integer of ms up to ${MAX_WINDOW_MS}, got ${describeValue(windowMs)}`);
+  }
+  if (key !== undefined && typeof key !== 'function') throw bad(`rateLimit.key must be a function of ctx, got ${describeValue(key)}`);
+  if (onStoreError !== undefined && onStoreError !== 'open' && onStoreError !== 'closed') {
+    throw bad(`rateLimit.onStoreError must be 'open' or 'closed', got ${describeValue(onStoreError)}`);
+  }
+  return {
+    name,
+    max: max as number,
+    windowMs: windowMs as number,
+    key: (key as RateLimitPolicy['key'] | undefined) ?? clientAddress,
+    onStoreError: onStoreError ?? 'open',
+  };
+}

@@ -1,0 +1,230 @@
+import FindMyWay from 'find-my-way';
+import { createError, describeValue } from '../../errors/flotilla-error.ts';
+import { KError } from '../../errors/k-error.ts';
+import { type BodyOptions, readBody, readJsonBody } from '../body.ts';
+import type { RouteLimit } from '../rate-limit/limiter.ts';
+import { bodyOptionsProblem } from './body-options.ts';
+import { ClientGoneError, clientGone } from './client-gone.ts';
+import { compose, type RouteRun } from './compose.ts';
+import { checkHook, type HookChain } from './group.ts';
+import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
+import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
+import { compileSerializer, type ResponseSerializer } from './serializer.ts';
+import { compileValidator, type RequestValidator } from './validation.ts';
+
+/** What the pipeline needs of a matched route. */
+export interface RouteEntry {
+  readonly route: Route;
+  readonly validator: RequestValidator;
+  readonly run: RouteRun;
+  /** The `onRequest` hooks: the App's, each enclosing group's, the route's own. */
+  readonly hooks: HookChain;
+  /** Writes its JSON replies by `schema.response`; `undefined` when it declares none (see serializer.ts). */
+  readonly serializer: ResponseSerializer | undefined;
+  /** The route's `timeoutMs`, else the App's `timeouts.handlerMs`; 0: none. */
+  readonly timeoutMs: number;
+  /** Whether the admission control may shed its requests (every route but the built-in `/health`). */
+  readonly sheddable: boolean;
+  /** Its rate limit (its own, else its group's or the App's); `undefined`: none, and nothing to pay. */
+  readonly limit: RouteLimit | undefined;
+}
+
+/** How the App registers a route of its own (see `Router.add`). */
+export interface RouteRegistration {
+  /** The admission control never sheds it (`/health`). */
+  exempt?: boolean;
+  /** The rate limit of the group or App it is registered on, unless the route declares its own. */
+  rateLimit?: RateLimitPolicy | false | undefined;
+}
+
+/** Makes a route's {@link RouteLimit} from its policy and template (the App's, with its store and metrics). */
+export type LimiterFactory = (policy: RateLimitPolicy, route: string) => RouteLimit;
+
+export type Lookup =
+  | { kind: 'found'; entry: RouteEntry; params: Record<string, string | undefined>; query: Record<string, unknown> }
+  | { kind: 'miss'; error: KError };
+
+const BAD_URL = Symbol('bad url');
+const TOO_LONG = Symbol('param too long');
+const noop = () => {};
+
+/**
+ * The route table on find-my-way: registration with safety checks, and
+ * lookups that tell a missing route (404) from a wrong method (405).
+ */
+export class Router {
+  readonly engine: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
+  readonly #routes: Route[] = [];
+  readonly #autoHead = new Set<string>();
+  readonly #bodyLimit: number;
+  readonly #handlerMs: number;
+  readonly #limiter: LimiterFactory | undefined;
+  #version = 0;
+
+  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number; limiter?: LimiterFactory }) {
+    this.#bodyLimit = options.bodyLimit;
+    this.#handlerMs = options.handlerMs ?? 0;
+    this.#limiter = options.limiter;
+    this.engine = FindMyWay({
+      maxParamLength: options.maxParamLength,
+      caseSensitive: true,
+      ignoreTrailingSlash: false,
+      ignoreDuplicateSlashes: false,
+      allowUnsafeRegex: false,
+      onBadUrl: () => BAD_URL as never,
+      onMaxParamLength: () => TOO_LONG as never,
+    });
+  }
+
+  /** Registered routes with their full paths, in registration order (the automatic HEAD routes are left out). */
+  get routes(): readonly Route[] {
+    return this.#routes;
+  }
+
+  /** Increments on every registration; lets derived data (the OpenAPI document) know it is stale. */
+  get version(): number {
+    return this.#version;
+  }
+
+  add(
+    route: Route,
+    prefix = '',
+    middlewares: readonly Middleware[] = [],
+    hooks: HookChain = [],
+    registration: RouteRegistration = {},
+  ): void {
+    if (typeof route !== 'object' || route === null) throw createError('FLO_ERR_BAD_ROUTE', { got: describeValue(route) });
+    const full: Route = { ...route, path: joinPath(prefix, route.path) };
+    checkRoute(full);
+    const validator = compileValidator(full);
+    const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
+    const handler = full.method === 'GET' || full.method === 'HEAD' ? (route.handler as Handler) : withBody(route, validator, bodyLimit);
+    const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
+    const serializer = compileSerializer(full);
+    const key = `${full.method} ${full.path}`;
+    const policy = route.rateLimit === undefined ? registration.rateLimit : rateLimitPolicy(route.rateLimit, key, `route ${key}`);
+    const entry: RouteEntry = {
+      route: full,
+      validator,
+      run,
+      hooks: [...hooks, route.onRequest ?? []],
+      serializer,
+      timeoutMs: route.timeoutMs ?? this.#handlerMs,
+      sheddable: registration.exempt !== true,
+      limit: policy === undefined || policy === false || this.#limiter === undefined ? undefined : this.#limiter(policy, full.path),
+    };
+    if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
+    try {
+      this.engine.on(full.method, full.path, noop, entry);
+    } catch (error) {
+      // find-my-way refuses a route already declared, and a pattern it cannot route (an unsafe regex, a misplaced wildcard…)
+      const reason = (error as Error).message;
+      throw createError(
+        /already declared/.test(reason) ? 'FLO_ERR_ROUTE_CONFLICT' : 'FLO_ERR_BAD_PATTERN',
+        { route: key, reason },
+        { cause: error },
+      );
+    }
+    if (full.method === 'GET' && !this.engine.hasRoute('HEAD', full.path)) {
+      this.engine.on('HEAD', full.path, noop, entry);
+      this.#autoHead.add(`HEAD ${full.path}`);
+    }
+    this.#routes.push(full);
+    this.#version++;
+  }
+
+  find(method: string, url: string): Lookup {
+    const found = this.engine.find(method as HttpMethod, url);
+    if (found !== null && found.store !== null) {
+      return { kind: 'found', entry: found.store as RouteEntry, params: found.params, query: found.searchParams };
+    }
+    if (found !== null) {
+      const marker = (found.handler as unknown as () => symbol)();
+      if (marker === TOO_LONG) return miss(KError.of('PARAM_TOO_LONG', 'a route parameter is too long'));
+      return miss(KError.of('BAD_URL', 'the URL is malformed'));
+    }
+    const allow = HTTP_METHODS.filter((m) => m !== method && this.engine.find(m, url)?.store);
+    if (allow.length > 0) {
+      return miss(
+        KError.of('METHOD_NOT_ALLOWED', `${method} is not allowed here; allowed: ${allow.join(', ')}`, {
+          headers: { Allow: allow.join(', ') },
+        }),
+      );
+    }
+    return miss(KError.of('ROUTE_NOT_FOUND', `no route for ${method} ${pathOnly(url)}`));
+  }
+}
+
+/**
+ * The handler after reading the body the route declares (JSON by default, on its own fast path) and
+ * validating it: after the middlewares, right before the handler. A client gone by then is not read
+ * from: the handler does not run (`ClientGoneError`, which the pipeline answers with nothing).
+ */
+function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
+  const handler = route.handler as Handler;
+  const kind = route.body ?? 'json';
+  if (kind === 'json')
+    return async (ctx) => {
+      if (clientGone(ctx.res)) throw new ClientGoneError(true);
+      ctx.body = await readJsonBody(ctx.req, limit);
+      validator.body(ctx);
+      return handler(ctx);
+    };
+  const options: BodyOptions = { kind, limit };
+  if (route.mediaTypes !== undefined) options.mediaTypes = route.mediaTypes;
+  if (route.form !== undefined) options.form = route.form;
+  if (route.multipart !== undefined) options.multipart = route.multipart;
+  return async (ctx) => {
+    if (clientGone(ctx.res)) throw new ClientGoneError(true);
+    ctx.body = await readBody(ctx.req, options, ctx.context().signal);
+    validator.body(ctx);
+    return handler(ctx);
+  };
+}
+
+function miss(error: KError): Lookup {
+  return { kind: 'miss', error };
+}
+
+function pathOnly(url: string): string {
+  const q = url.indexOf('?');
+  return (q === -1 ? url : url.slice(0, q)).slice(0, 200);
+}
+
+/** Joins a group prefix and a route path: `/api` + `/books` → `/api/books`, `/api` + `/` → `/api`. */
+export function joinPath(prefix: string, path: string): string {
+  if (prefix === '' || prefix === '/') return path;
+  const p = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return path === '/' || path === '' ? p : `${p}${path}`;
+}
+
+/** Rejects malformed routes and dangerous patterns before find-my-way sees them. */
+function checkRoute(route: Route): void {
+  const where = `${String(route.method)} ${String(route.path)}`;
+  if (!HTTP_METHODS.includes(route.method)) throw createError('FLO_ERR_BAD_METHOD', { route: where, methods: HTTP_METHODS.join(', ') });
+  if (typeof route.path !== 'string' || !route.path.startsWith('/')) throw createError('FLO_ERR_BAD_PATH', { route: where });
+  if (typeof route.handler !== 'function') throw createError('FLO_ERR_BAD_HANDLER', { route: where });
+  const bodyProblem = bodyOptionsProblem(route);
+  if (bodyProblem !== undefined) throw createError('FLO_ERR_BAD_BODY_OPTION', { route: where, reason: bodyProblem });
+  for (const segment of route.path.split('/')) {
+    const params = segment.replaceAll('::', '').match(/:/g)?.length ?? 0;
+    if (params > 1) {
+      const reason = `segment '${segment}' has ${params} parameters; use one parameter per path segment (multi-parameter segments such as '/:a-:b' are rejected)`;
+      throw createError('FLO_ERR_BAD_PATTERN', { route: where, reason });
+    }
+  }
+  for (const mw of route.middlewares ?? []) {
+    if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `route ${where}` });
+  }
+  for (const hook of route.onRequest ?? []) checkHook(hook, `the onRequest of route ${where}`);
+  const timeout = route.timeoutMs;
+  if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) {
+    throw createError('FLO_ERR_BAD_ROUTE_OPTION', {
+      route: where,
+      reason: `timeoutMs must be an integer of ms in 0..${MAX_TIMEOUT_MS}, got ${describeValue(timeout)}`,
+    });
+  }
+}
+
+/** The largest `timeoutMs`, as `timeouts.handlerMs`'s: an hour. */
+const MAX_TIMEOUT_MS = 3_600_000;

@@ -1,0 +1,75 @@
+import type { Ctx } from '../core/ctx.ts';
+import { DEADLINE, type InFlight } from './in-flight.ts';
+
+/**
+ * A request is timed out at most this late (plus the event loop's own delay): the timer is re-armed
+ * no sooner than that after a scan, so that many long requests with staggered deadlines share wake-ups.
+ */
+const SLACK_MS = 10;
+
+/**
+ * The handler timeouts of an App's requests, on one timer for all of them: watching a request writes
+ * its deadline on it (no timer of its own, no table entry, no clock read: the pipeline passes its
+ * start time), and leaving `InFlight` is all the unwatching there is (`bench/timeout-cost.ts`). The
+ * timer is armed for the earliest deadline (at least {@link SLACK_MS} after the previous scan); when
+ * it fires it scans the requests in flight, times out those past their deadline whose response has
+ * not started (a streamed reply whose head went out is no longer the timeout's), and re-arms for the
+ * next one. With one limit for every request it wakes about once per limit under load, and once more
+ * after the last request: an idle App has no timer.
+ *
+ * @example
+ * const timeouts = new HandlerTimeouts(inFlight, (ctx) => answer503(ctx));
+ * timeouts.watch(ctx, started + 20_000); // when the route is found
+ */
+export class HandlerTimeouts {
+  readonly #inFlight: InFlight;
+  readonly #onTimeout: (ctx: Ctx) => void;
+  #timer: NodeJS.Timeout | undefined;
+  #wakeAt = Number.POSITIVE_INFINITY;
+
+  constructor(inFlight: InFlight, onTimeout: (ctx: Ctx) => void) {
+    this.#inFlight = inFlight;
+    this.#onTimeout = onTimeout;
+  }
+
+  /** Times `ctx` (in flight) out at `at` (`performance.now()` time: its start plus its limit) unless it ends first. */
+  watch(ctx: Ctx, at: number): void {
+    ctx[DEADLINE] = at;
+    if (at < this.#wakeAt) this.#arm(at, performance.now());
+  }
+
+  /** Drops the timer (the App has closed). */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#wakeAt = Number.POSITIVE_INFINITY;
+  }
+
+  #arm(at: number, now: number): void {
+    clearTimeout(this.#timer);
+    this.#wakeAt = at;
+    this.#timer = setTimeout(this.#scan, Math.max(1, Math.ceil(at - now)));
+    this.#timer.unref();
+  }
+
+  readonly #scan = (): void => {
+    this.#timer = undefined;
+    this.#wakeAt = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    const expired: Ctx[] = [];
+    for (const request of this.#inFlight.requests) {
+      const ctx = request as Ctx;
+      const at = ctx[DEADLINE];
+      if (at === 0) continue;
+      if (ctx.res.headersSent) ctx[DEADLINE] = 0;
+      else if (at <= now) {
+        ctx[DEADLINE] = 0;
+        expired.push(ctx);
+      } else if (at < next) next = at;
+    }
+    // answered after the scan: an answer may end a request, which changes the list scanned
+    for (const ctx of expired) this.#onTimeout(ctx);
+    if (next !== Number.POSITIVE_INFINITY && next < this.#wakeAt) this.#arm(Math.max(next, now + SLACK_MS), now);
+  };
+}

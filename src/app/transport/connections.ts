@@ -1,0 +1,176 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
+import { acceptQueued } from '../../utils/accept-queued.ts';
+import { type QueuedHandler, RequestQueue } from './request-queue.ts';
+
+interface SocketState {
+  served: boolean;
+  active: number;
+  /** When its last response ended (`performance.now()`). */
+  idleSince: number;
+}
+
+/**
+ * During the drain, a keep-alive connection is closed once it has been silent
+ * this long. A client still using it sends its next request before then and
+ * gets it answered, with `Connection: close`; closing sooner races that
+ * request (a close that crosses a request on the wire resets it, and node:http
+ * does not run a request read after its close).
+ */
+export const IDLE_CLOSE_MS = 200;
+
+/**
+ * The server's connections, as the shutdown and the timeouts need them (every
+ * request passes through here on its way to the handler). On drain, a
+ * keep-alive connection is closed once it has been silent for
+ * {@link IDLE_CLOSE_MS} (one busy then: counted from the end of its response in
+ * flight, which may have gone out before the drain, without `Connection: close`):
+ * requests its client sends meanwhile are answered with `Connection: close`, after
+ * which node:http closes it. One that was accepted but has not
+ * sent its first request yet (a cluster hand-off racing the shutdown) gets a
+ * short grace to send it, answered the same way, instead of being reset.
+ * node:http's own `close()` resets both kinds alike.
+ */
+export class ConnectionTracker {
+  readonly #server: Server;
+  readonly #sockets = new Map<Socket, SocketState>();
+  /** Keep-alive connections the drain ends once silent (see `#endWhenSilent`); it waits for them all. */
+  readonly #silences = new Set<Promise<void>>();
+  /** Fresh connections the drain waits for, and how to tell it they are settled. */
+  readonly #awaited = new Map<Socket, () => void>();
+  readonly #ownQueue: boolean;
+  /** Connections handed over (no listener of our own) may arrive until this resolves. */
+  readonly #until: Promise<void> | undefined;
+  #draining = false;
+  #accepted = 0;
+
+  /**
+   * `ownQueue`: the listening socket is this process's alone (SO_REUSEPORT), so its accept queue dies
+   * with it; a socket node:cluster shares lives on in the primary. `until`: connections are handed
+   * over rather than accepted (see `ConnectionSource`): the drain takes them until it resolves.
+   */
+  constructor(
+    server: Server,
+    handler: QueuedHandler,
+    {
+      queued = false,
+      ownQueue = false,
+      until,
+      upgrade,
+    }: {
+      /** Requests go through a {@link RequestQueue} rather than straight to `handler`. */
+      queued?: boolean;
+      ownQueue?: boolean;
+      until?: Promise<void> | undefined;
+      /** Upgrade requests: their connection leaves the tracker (a WebSocket's is the hub's, see websocket-hub.ts). */
+      upgrade?: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
+    } = {},
+  ) {
+    this.#server = server;
+    this.#ownQueue = ownQueue;
+    this.#until = until;
+    // handed connections (no listener of our own) wait in the primary's queue first
+    const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined }) : undefined;
+    server.on('connection', (socket: Socket) => {
+      this.#accepted++;
+      queue?.accepted();
+      this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
+      socket.once('close', () => {
+        this.#sockets.delete(socket);
+        this.#awaited.get(socket)?.();
+      });
+    });
+    server.on('timeout', (socket: Socket) => this.#timedOut(socket));
+    if (upgrade !== undefined)
+      server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+        this.#sockets.delete(socket);
+        this.#awaited.get(socket)?.();
+        upgrade(req, socket, head);
+      });
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      const state = this.#sockets.get(socket);
+      // a handed connection's first request was admitted by the primary's queue: the worker sheds only those after it
+      const admitted = this.#until !== undefined && state?.served === false;
+      if (state !== undefined) {
+        state.served = true;
+        state.active++;
+        this.#awaited.get(socket)?.();
+        res.once('close', () => {
+          state.active--;
+          state.idleSince = performance.now();
+          // a response with `Connection: close` (any sent while draining) has node:http close the connection itself
+          if (this.#draining && state.active === 0 && res.getHeader('connection') !== 'close') this.#endWhenSilent(socket, state);
+        });
+      }
+      // admitted upstream: served at once, as node:http would (the primary's queue is where it waited)
+      if (queue === undefined || admitted) handler(req, res, undefined, admitted);
+      else queue.push(req, res);
+    });
+  }
+
+  /**
+   * Stops accepting connections; closes each keep-alive connection once it
+   * has been silent for {@link IDLE_CLOSE_MS} (a busy one: after the response it
+   * is serving); resolves once that is done and every fresh connection has sent
+   * its request or `graceMs` passed (stragglers are then destroyed). With a
+   * listener of our own, what the kernel already queued on it is accepted
+   * first (`acceptQueued`): closing a listening socket resets them. Handed
+   * connections are taken until their source ends.
+   */
+  async drain(graceMs: number): Promise<void> {
+    this.#draining = true;
+    // a fresh one settles below; a busy one is ended once silent after its response (see the request handler)
+    for (const [socket, state] of this.#sockets) if (state.served && state.active === 0) this.#endWhenSilent(socket, state);
+    if (this.#ownQueue) await acceptQueued(() => this.#accepted);
+    if (this.#until !== undefined) await this.#until;
+    // net's close, not http's: http's would also reset the fresh connections.
+    NetServer.prototype.close.call(this.#server);
+    const fresh: Socket[] = [];
+    for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
+    const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
+    await this.#settle(fresh, settled, graceMs);
+    // the connections busy at the drain's start join these as their responses end
+    while (this.#silences.size > 0) await Promise.all(this.#silences);
+  }
+
+  /**
+   * Ends a keep-alive connection once it has been silent for IDLE_CLOSE_MS since its last response; a
+   * request arriving meanwhile is answered with `Connection: close` (and node:http closes it after).
+   */
+  #endWhenSilent(socket: Socket, state: SocketState): void {
+    const silence = delay(Math.max(0, IDLE_CLOSE_MS - (performance.now() - state.idleSince))).then(() => {
+      this.#silences.delete(silence);
+      if (state.active === 0 && performance.now() - state.idleSince >= IDLE_CLOSE_MS) socket.end();
+    });
+    this.#silences.add(silence);
+  }
+
+  async #settle(fresh: readonly Socket[], settled: readonly Promise<void>[], graceMs: number): Promise<void> {
+    if (fresh.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(settled),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.#awaited.clear();
+    for (const socket of fresh) if (!this.#sockets.get(socket)?.served) socket.destroy();
+  }
+
+  /**
+   * A connection that timed out with a response still being written (a client
+   * that stopped reading) is reset, not closed: a FIN would queue behind the
+   * unsent bytes and leave the kernel holding its send buffer — megabytes —
+   * for as long as the peer keeps its window shut. An idle one (keep-alive
+   * timeout) is closed politely, as node:http would.
+   */
+  #timedOut(socket: Socket): void {
+    if ((this.#sockets.get(socket)?.active ?? 0) > 0 || socket.writableLength > 0) socket.resetAndDestroy();
+    else socket.destroy();
+  }
+}

@@ -1,0 +1,282 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { WebSocket } from 'ws';
+import type { Ctx, RequestState } from '../core/ctx.ts';
+import type { Middleware, Route } from '../core/route.ts';
+import { type PageOf, paginated as paginatedRoute } from '../pagination/page.ts';
+import type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './type-provider.ts';
+
+/**
+ * The schemas a typed route may declare, as in {@link RouteSchema}: JSON Schema
+ * objects (written `as const`, or inline in the `defineRoute` call), or whatever
+ * the type provider types (TypeBox schemas…).
+ *
+ * @example
+ * const schema = { params: { type: 'object', properties: { id: { type: 'integer' } } } } as const satisfies RouteSchemas;
+ */
+export interface RouteSchemas {
+  params?: object;
+  querystring?: object;
+  body?: object;
+  headers?: object;
+  cookies?: object;
+  response?: { readonly [status: number | string]: object };
+}
+
+/** No schema: what `defineRoute` assumes when a route declares none. */
+export type NoSchemas = Record<never, never>;
+
+/**
+ * The parameters of a find-my-way path, all strings, as hono types them:
+ * `/books/:id` → `{ id: string }`, `/files/*` → `{ '*': string }`, a trailing
+ * `:id?` is optional, `::` is a literal colon, a regex (`:id(^\\d+$)`) is skipped.
+ *
+ * @example
+ * type P = PathParams<'/shelves/:shelf/books/:id'>; // { shelf: string; id: string }
+ */
+export type PathParams<Path extends string> = string extends Path ? Record<string, string> : ParamsObject<Scan<Path>, NoSchemas>;
+
+/** Reads a path one character at a time, collecting the required and the optional parameter names. */
+type Scan<P extends string, Req extends string = never, Opt extends string = never> = P extends `::${infer R}`
+  ? Scan<R, Req, Opt>
+  : P extends `:${infer R}`
+    ? AfterName<TakeName<R>, Req, Opt>
+    : P extends `*${infer R}`
+      ? Scan<R, Req | '*', Opt>
+      : P extends `${infer _C}${infer R}`
+        ? Scan<R, Req, Opt>
+        : { req: Req; opt: Opt };
+
+/** A parameter's name ends where find-my-way ends it (`(`, `-`, `.`, `/`), or at the `?` of an optional one. */
+type TakeName<S extends string, Acc extends string = ''> = S extends `${infer C}${infer R}`
+  ? C extends '(' | '-' | '.' | '/' | '?'
+    ? [Acc, S]
+    : TakeName<R, `${Acc}${C}`>
+  : [Acc, ''];
+
+type AfterName<T, Req extends string, Opt extends string> = T extends [infer N extends string, infer R extends string]
+  ? R extends `?${infer After}`
+    ? Scan<After, Req, Opt | N>
+    : R extends `(${infer After}`
+      ? Scan<SkipGroup<After>, Req | N, Opt>
+      : Scan<R, Req | N, Opt>
+  : never;
+
+/** What follows the `)` closing a parameter's regex (nested groups and `\` escapes skipped). */
+type SkipGroup<S extends string, Depth extends unknown[] = []> = S extends `${infer C}${infer R}`
+  ? C extends '\\'
+    ? R extends `${infer _Escaped}${infer After}`
+      ? SkipGroup<After, Depth>
+      : ''
+    : C extends '('
+      ? SkipGroup<R, [...Depth, C]>
+      : C extends ')'
+        ? Depth extends [unknown, ...infer Outer]
+          ? SkipGroup<R, Outer>
+          : R
+        : SkipGroup<R, Depth>
+  : '';
+
+/** The params object: one key per path parameter, typed by the params schema where it declares the key, else a string. */
+type ParamsObject<Names, Declared> = Names extends { req: infer Req extends string; opt: infer Opt extends string }
+  ? Simplify<
+      { [K in Req]: K extends keyof Declared ? Exclude<Declared[K], undefined> : string } & {
+        [K in Opt]?: K extends keyof Declared ? Exclude<Declared[K], undefined> : string;
+      }
+    >
+  : never;
+
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/** An object type without its index signatures: only the declared keys of a query or params schema can be read. */
+type DeclaredKeys<T> = T extends unknown
+  ? { [K in keyof T as string extends K ? never : number extends K ? never : symbol extends K ? never : K]: T[K] }
+  : never;
+
+/** The schema's type, or `Otherwise` when the provider cannot type it. */
+type Typed<T, Otherwise> = unknown extends T ? Otherwise : T;
+
+type ParamsOf<Path extends string, S, P extends TypeProvider> = S extends { readonly params: infer X }
+  ? Typed<SchemaType<X, P>, never> extends infer Declared
+    ? [Declared] extends [never]
+      ? DefaultParams<Path>
+      : string extends Path
+        ? Simplify<DeclaredKeys<Declared>>
+        : ParamsObject<Scan<Path>, DeclaredKeys<Declared>>
+    : never
+  : DefaultParams<Path>;
+
+type DefaultParams<Path extends string> = string extends Path ? Record<string, unknown> : PathParams<Path>;
+
+type QueryOf<S, P extends TypeProvider> = S extends { readonly querystring: infer X }
+  ? Typed<SchemaType<X, P>, never> extends infer Q
+    ? [Q] extends [never]
+      ? Record<string, unknown>
+      : Simplify<DeclaredKeys<Q>>
+    : never
+  : Record<string, unknown>;
+
+// an intersection: a declared header reads as its schema says, any other as node:http has it
+type HeadersOf<S, P extends TypeProvider> = S extends { readonly headers: infer X }
+  ? Typed<SchemaType<X, P>, never> extends infer H
+    ? [H] extends [never]
+      ? IncomingHttpHeaders
+      : IncomingHttpHeaders & Simplify<DeclaredKeys<H>>
+    : never
+  : IncomingHttpHeaders;
+
+type BodyOf<S, P extends TypeProvider> = S extends { readonly body: infer X } ? SchemaType<X, P> : unknown;
+
+/** What the route's middlewares put in `ctx.state`, over the service's {@link RequestState}. */
+type StateOf<M> = [M] extends [readonly (infer Each)[]]
+  ? [AddedState<Each>] extends [never]
+    ? RequestState
+    : RequestState & UnionToIntersection<AddedState<Each>>
+  : RequestState;
+
+type AddedState<Each> = Each extends (ctx: infer C, ...rest: never) => unknown
+  ? C extends { readonly state: RequestState & infer S }
+    ? keyof S extends never
+      ? never
+      : S
+    : never
+  : never;
+
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** The replies the `2xx` response schemas declare; `unknown` (anything) when there are none. */
+type SuccessReply<S, P extends TypeProvider> = S extends { readonly response: infer R }
+  ? { [K in keyof R]: `${K & (string | number)}` extends `2${string}` ? ReplyType<R[K], P> : never }[keyof R] extends infer Reply
+    ? [Reply] extends [never]
+      ? unknown
+      : Reply
+    : never
+  : unknown;
+
+/**
+ * The `ctx` a typed route's handler receives: params from the path and
+ * `schema.params`, query, headers and body from their schemas, state from
+ * {@link RequestState} and the route's middlewares.
+ *
+ * @example
+ * type C = RouteCtx<'/books/:id', { params: typeof IdParams }>; // C['params']: { id: number }
+ */
+export type RouteCtx<
+  Path extends string,
+  S = NoSchemas,
+  M extends readonly Middleware<object>[] = [],
+  P extends TypeProvider = JsonSchemaToTs,
+> = Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>;
+
+/**
+ * What a typed handler may return: a reply matching one of the route's `2xx`
+ * response schemas (anything when it declares none), `undefined` once it chose
+ * its reply on `ctx` (`ctx.created(…)`), the `ctx` a chained call returns, or a
+ * promise of these.
+ *
+ * @example
+ * const get = (ctx: Ctx): HandlerResult<Book> => repo.get(Number(ctx.params['id']));
+ */
+export type HandlerResult<Reply> = unknown extends Reply
+  ? unknown
+  : // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing returns void (or a Promise<void>)
+    Reply | ReturnedCtx | undefined | void | PromiseLike<Reply | ReturnedCtx | undefined | void>;
+
+/** The `ctx` itself, as `ctx.status(204)` returns it: no reply of its own. */
+type ReturnedCtx = Ctx<unknown, unknown, unknown, unknown, unknown>;
+
+/**
+ * A route as `defineRoute` takes it: a {@link Route} whose handler is typed from
+ * its path, schemas and middlewares. `Reply` is what its handler must return
+ * (`paginated()` sets it to the page).
+ *
+ * @example
+ * const route: RouteDefinition<'/books/:id'> = { method: 'GET', path: '/books/:id', handler: (ctx) => ({ id: ctx.params.id }) };
+ */
+export interface RouteDefinition<
+  Path extends string,
+  S extends RouteSchemas = NoSchemas,
+  M extends readonly Middleware<object>[] = [],
+  P extends TypeProvider = JsonSchemaToTs,
+  Reply = SuccessReply<S, P>,
+> extends Omit<Route, 'path' | 'schema' | 'middlewares' | 'handler' | 'websocket'> {
+  path: Path;
+  schema?: S;
+  /** Middlewares run after the group's, innermost last; a `Middleware<S>` adds `S` to this route's `ctx.state`. */
+  middlewares?: M;
+  // `Ctx<…>` spelled out rather than `RouteCtx<…>`: messages then show the types, not the schemas
+  // optional only on a `websocket` route (see `Route.handler`)
+  handler?(ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>): HandlerResult<Reply>;
+  /** Makes this `GET` route a WebSocket endpoint (see `Route.websocket`), its `ctx` typed like the handler's. */
+  websocket?(socket: WebSocket, ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, unknown, StateOf<M>>): void | Promise<void>;
+}
+
+/**
+ * What `defineRoute` returns: the same object, a {@link Route} for
+ * `registerController`, its handler keeping its types.
+ *
+ * @example
+ * const routes: Route[] = [defineRoute({ method: 'GET', path: '/books/:id', handler: (ctx) => ctx.params.id })];
+ */
+export interface TypedRoute<C extends Ctx = Ctx, R = unknown> extends Route {
+  handler(ctx: C): R;
+}
+
+/** `defineRoute` for a type provider (see {@link withTypeProvider}). */
+export type DefineRoute<P extends TypeProvider> = <
+  const Path extends string,
+  const S extends RouteSchemas = NoSchemas,
+  const M extends readonly Middleware<object>[] = [],
+>(
+  route: RouteDefinition<Path, S, M, P>,
+) => TypedRoute<RouteCtx<Path, S, M, P>, HandlerResult<SuccessReply<S, P>>>;
+
+/** `paginated` for a type provider (see {@link withTypeProvider}). */
+export type Paginated<P extends TypeProvider> = <
+  const Path extends string,
+  I extends object,
+  const S extends RouteSchemas = NoSchemas,
+  const M extends readonly Middleware<object>[] = [],
+>(
+  route: RouteDefinition<Path, S, M, P, PageOf<NoInfer<I>, P>>,
+  item: I,
+) => TypedRoute<RouteCtx<Path, S, M, P>, HandlerResult<PageOf<I, P>>>;
+
+/**
+ * A route whose handler is typed from its schemas: `ctx.params`, `ctx.query`,
+ * `ctx.headers` and `ctx.body` from `schema.params` / `querystring` / `headers`
+ * / `body` (JSON Schema written inline or `as const`, typed by json-schema-to-ts),
+ * path parameters without a schema as strings from the path, `ctx.state` from
+ * the route's middlewares, and the returned value checked against the `2xx`
+ * response schemas. Only the query's and params' declared keys can be read.
+ * At run time it returns its argument, unchanged.
+ *
+ * @example
+ * const getBook = defineRoute({
+ *   method: 'GET',
+ *   path: '/books/:id',
+ *   schema: { params: { type: 'object', properties: { id: { type: 'integer' } } }, response: { 200: Book } },
+ *   handler: (ctx) => repo.get(ctx.params.id), // id: number; must return a Book (or undefined, or throw)
+ * });
+ */
+export function defineRoute<
+  const Path extends string,
+  const S extends RouteSchemas = NoSchemas,
+  const M extends readonly Middleware<object>[] = [],
+>(route: RouteDefinition<Path, S, M>): TypedRoute<RouteCtx<Path, S, M>, HandlerResult<SuccessReply<S, JsonSchemaToTs>>> {
+  return route as Route as TypedRoute<RouteCtx<Path, S, M>, HandlerResult<SuccessReply<S, JsonSchemaToTs>>>;
+}
+
+/**
+ * `defineRoute` and `paginated` for schemas another type provider types, such
+ * as TypeBox's (see {@link TypeProvider}). Type-level only: at run time both
+ * are the usual functions.
+ *
+ * @example
+ * import { Type, type Static, type TSchema } from '@sinclair/typebox';
+ * interface TypeBoxProvider extends TypeProvider { output: this['schema'] extends TSchema ? Static<this['schema']> : unknown }
+ * const { defineRoute } = withTypeProvider<TypeBoxProvider>();
+ * defineRoute({ method: 'GET', path: '/books/:id', schema: { params: Type.Object({ id: Type.Integer() }) }, handler: (ctx) => ctx.params.id });
+ */
+export function withTypeProvider<P extends TypeProvider>(): { defineRoute: DefineRoute<P>; paginated: Paginated<P> } {
+  return { defineRoute: defineRoute as unknown as DefineRoute<P>, paginated: paginatedRoute as unknown as Paginated<P> };
+}
