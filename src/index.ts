@@ -17,31 +17,20 @@ export type {
   MultipartBody,
   MultipartOptions,
   MultipartPart,
-} from './app/body.ts';
+} from './app/bodies/index.ts';
 export { type ConnectMiddleware, fromConnect } from './app/connect/from-connect.ts';
 export type { ClearCookieOptions, CookieOptions, Cookies } from './app/cookies/cookies.ts';
 export { Ctx, type RequestState } from './app/core/ctx.ts';
-export { Group, type GroupArgs, type GroupOptions } from './app/core/group.ts';
+export { Group } from './app/core/group.ts';
 export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
-export type { RequestContext } from './app/core/request-context.ts';
-export type { Controller, Handler, HttpMethod, JsonSchema, Middleware, Module, Route, RouteSchema } from './app/core/route.ts';
-export type { SecurityRequirement } from './app/core/security.ts';
+export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module } from './app/core/registrar.ts';
+export type { Repository, RequestContext } from './app/core/request-context.ts';
+export type { Handler, HttpMethod, JsonSchema, Middleware, Route, RouteSchema } from './app/core/route.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
-export type { CheckResult, HealthChecker, HealthReport } from './app/health/health.ts';
+export type { CheckResult, HealthReport } from './app/health/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/health/http-check.ts';
-export {
-  newPage,
-  offsetOf,
-  PAGE_DEFAULTS,
-  type Page,
-  type PageOf,
-  type PageQuery,
-  pageSchema,
-  paginated,
-  parsePagination,
-  type Repository,
-} from './app/pagination/page.ts';
+export { newPage, offsetOf, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, parsePagination } from './app/pagination/page.ts';
 export type { SseEvent, SseOptions } from './app/streams/sse.ts';
 export type { StreamSource } from './app/streams/stream-reply.ts';
 export type { ShutdownHook } from './app/transport/shutdown.ts';
@@ -51,17 +40,18 @@ export {
   defineRoute,
   type HandlerResult,
   type NoSchemas,
-  type Paginated,
   type PathParams,
   type RouteCtx,
   type RouteDefinition,
   type RouteSchemas,
   type TypedRoute,
-  withTypeProvider,
 } from './app/typed/define-route.ts';
+export { type PageOf, type Paginated, paginated } from './app/typed/paginated.ts';
 export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/typed/type-provider.ts';
+export { withTypeProvider } from './app/typed/with-type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';
+export type { SecurityRequirement } from './config/security-requirements.ts';
 export type {
   ClusterConfig,
   CompressionConfig,

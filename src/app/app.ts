@@ -6,51 +6,51 @@ import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
 import { type Counter, Registry } from 'prom-client';
+import { checkSecurity } from '../config/security-requirements.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
-import { openCounterStore } from '../coordination/counter-stores.ts';
-import { ReplicaTopics } from '../coordination/replica-topics.ts';
+import { ReplicaTopics, type TopicTransport } from '../coordination/replica-topics.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
-import { admissionGauge } from '../metrics/admission-metrics.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
-import { rateLimitCounter } from '../metrics/rate-limit-metrics.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
-import { publishCounter, webSocketMetrics } from '../metrics/websocket-metrics.ts';
+import { publishCounter } from '../metrics/websocket-metrics.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { compressionOf } from './compression/compression.ts';
 import { CookieSigner } from './cookies/cookie-signer.ts';
-import type { CtxScope } from './core/ctx.ts';
-import { type AddRoute, checkHook, Group, type GroupArgs, groupArgs, type HookChain } from './core/group.ts';
+import { attachSocket, type Ctx, type CtxScope } from './core/ctx.ts';
+import { type AddRoute, Group, groupArgs } from './core/group.ts';
 import { createRequestHandler, handlerTimedOut, type PipelineHost } from './core/pipeline.ts';
 import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
-import type { AppRole, Registrar } from './core/registrar.ts';
-import type { Controller, ErrorHandler, Middleware, Module, NotFoundHandler, RequestHook, Route } from './core/route.ts';
-import { joinPath, type RouteRegistration, Router } from './core/router.ts';
-import type { Seams } from './core/seams.ts';
-import { checkSecurity } from './core/security.ts';
+import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
+import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
+import { type RouteRegistration, Router } from './core/router.ts';
+import { checkHook, type HookChain, type Seams } from './core/seams.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { createCors } from './headers/cors.ts';
 import { securityHeaderList } from './headers/security-headers.ts';
-import { type HealthChecker, healthRoute } from './health/health.ts';
+import { healthRoute } from './health/health.ts';
 import { GlobalTracer } from './observability/global-tracer.ts';
 import { createLogger } from './observability/logger.ts';
-import { Admission } from './overload/admission.ts';
+import type { Admission } from './overload/admission.ts';
+import { appAdmission } from './overload/app-admission.ts';
 import { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import { InFlight, type RequestRoutes } from './overload/in-flight.ts';
+import { appLimits } from './rate-limit/app-limits.ts';
 import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
 import type { ConnectionSource } from './transport/connection-source.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './transport/start-hooks.ts';
-import { localTopics, publishedPayload, type TopicTransport } from './websocket/topic-transport.ts';
-import { WebSocketHub } from './websocket/websocket-hub.ts';
+import { appHub } from './websocket/app-hub.ts';
+import { localTopics, publishedPayload } from './websocket/topic-transport.ts';
+import type { WebSocketHub } from './websocket/websocket-hub.ts';
 import { upgradeListener, webSocketHandler } from './websocket/websocket-route.ts';
 
 export type { AppRole } from './core/registrar.ts';
@@ -130,7 +130,7 @@ export class App implements Registrar {
   readonly #seams: Seams = {};
   readonly #registry: Registry;
   readonly #admission: Admission | undefined;
-  #timeouts: HandlerTimeouts | undefined;
+  #timeouts: HandlerTimeouts<Ctx> | undefined;
   readonly #shed: Counter<'reason'> | undefined;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
@@ -168,7 +168,10 @@ export class App implements Registrar {
       maxParamLength: limits.paramLength,
       bodyLimit: limits.bodyBytes,
       handlerMs: timeouts.handlerMs,
-      limiter: (policy, route) => routeLimit(policy, route, this.#limiterHost()),
+      limiter: (policy, route) => {
+        this.#limits ??= appLimits({ config: this.config, logger: this.logger, registry: this.#registry, store: this.#counterStore });
+        return routeLimit(policy, route, this.#limits);
+      },
     });
     this.#registry = new Registry();
     const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
@@ -177,7 +180,7 @@ export class App implements Registrar {
       this.#metrics = new PromMetricsCollector(this.#registry);
       this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
     }
-    if (overload.enabled) this.#admission = this.#createAdmission(overload);
+    if (overload.enabled) this.#admission = appAdmission(this.config, this.logger, this.#registry);
     this.#runSchedulers = options.runSchedulers ?? true;
     this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
@@ -445,39 +448,23 @@ export class App implements Registrar {
     let served = route;
     if (typeof route === 'object' && route !== null && route.websocket !== undefined) {
       const hub = this.#webSockets();
-      served = { ...route, handler: webSocketHandler(route, () => hub) };
+      served = { ...route, handler: webSocketHandler(route, () => hub, attachSocket) };
     }
     this.#router.add(served, prefix, middlewares, hooks, registration);
   }
 
   /** The hub of this App's WebSockets, made (and its metrics registered) on first use. */
   #webSockets(): WebSocketHub {
-    if (this.#hub !== undefined) return this.#hub;
-    const metrics = this.config.metrics.enabled ? webSocketMetrics(this.#registry) : undefined;
-    this.#hub = new WebSocketHub(this.config.websockets, this.logger, metrics);
-    this.#hub.watch(this.#drain.signal, this.#deadline.signal);
-    if (this.#lifecycle.state === 'closing' || this.#lifecycle.state === 'closed') this.#hub.drain();
+    const { state } = this.#lifecycle;
+    this.#hub ??= appHub({
+      config: this.config,
+      logger: this.logger,
+      registry: this.#registry,
+      drain: this.#drain.signal,
+      deadline: this.#deadline.signal,
+      closing: state === 'closing' || state === 'closed',
+    });
     return this.#hub;
-  }
-
-  #limiterHost(): LimiterHost {
-    this.#limits ??= {
-      store: this.#counterStore ?? openCounterStore(this.config, this.logger),
-      counter: this.config.metrics.enabled ? rateLimitCounter(this.#registry) : undefined,
-      logger: this.logger.child({ component: 'rate-limit' }),
-    };
-    return this.#limits;
-  }
-
-  #createAdmission({ delayTargetMs: targetMs, delayIntervalMs: intervalMs, shedAfterMs }: ResolvedConfig['overload']): Admission {
-    const gauge = this.config.metrics.enabled ? admissionGauge(this.#registry) : undefined;
-    const onChange = (shedding: boolean, delayMs: number) => {
-      gauge?.set(shedding ? 1 : 0);
-      const fields = { delayMs: Math.round(delayMs * 10) / 10, targetMs, intervalMs, shedAfterMs };
-      if (shedding) this.logger.warn(fields, 'overloaded: shedding new requests (503 OVERLOADED)');
-      else this.logger.info(fields, 'load back under target: admitting every request');
-    };
-    return new Admission({ targetMs, intervalMs, shedAfterMs, onChange });
   }
 
   #pipelineHost(): PipelineHost {
@@ -491,7 +478,7 @@ export class App implements Registrar {
       },
     };
     // one timer for every request's handler timeout; it calls back into the pipeline of this host
-    const timeouts = new HandlerTimeouts(this.#inFlight, (ctx) => handlerTimedOut(host, ctx));
+    const timeouts = new HandlerTimeouts<Ctx>(this.#inFlight, (ctx) => handlerTimedOut(host, ctx));
     this.#timeouts = timeouts;
     const host: PipelineHost = {
       router: this.#router,

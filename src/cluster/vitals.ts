@@ -1,7 +1,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { UPGRADE_START } from '../app/websocket/websocket-route.ts';
 import type { PongMessage } from '../ipc/protocol.ts';
+import { UPGRADE_START } from '../utils/upgrade-channel.ts';
 
 export type VitalSigns = Omit<PongMessage, 'v' | 'type' | 'seq' | 'routes'>;
 

@@ -30,3 +30,7 @@ export function formatProblem(p: ConfigProblem): string {
   const where = p.file === undefined ? '' : `${p.file}${p.line === undefined ? '' : `:${p.line}`}: `;
   return `${where}${p.key === '' ? '(top level)' : p.key}: ${p.message}`;
 }
+
+export function keyOf(path: readonly (string | number)[]): string {
+  return path.reduce<string>((k, s) => (typeof s === 'number' ? `${k}[${s}]` : k === '' ? s : `${k}.${s}`), '');
+}

@@ -1,12 +1,12 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isRecord } from '../utils/is-record.ts';
-import { ConfigError, type ConfigProblem } from './config-error.ts';
+import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
 import type { UnsetTolerance } from './interpolate.ts';
 import { readYaml } from './read-yaml.ts';
 import type { ResolvedConfig } from './types.ts';
 import { markUnset } from './unset-settings.ts';
-import { adoptResolvedConfig, configProblems, keyOf, resolveConfig } from './validate.ts';
+import { adoptResolvedConfig, configProblems, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
 
 /** Largest config file accepted, in bytes. */

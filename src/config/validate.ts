@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { availableCpus } from '../utils/cpus.ts';
-import { ConfigError, type ConfigProblem } from './config-error.ts';
+import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
 import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
 import { envFromNodeEnv } from './env-default.ts';
@@ -341,10 +341,6 @@ function toProblem(e: ErrorObject): ConfigProblem {
     default:
       return { key: keyOf(path), path, message: e.message ?? 'is invalid' };
   }
-}
-
-export function keyOf(path: readonly (string | number)[]): string {
-  return path.reduce<string>((k, s) => (typeof s === 'number' ? `${k}[${s}]` : k === '' ? s : `${k}.${s}`), '');
 }
 
 function merge(base: unknown, over: unknown): unknown {

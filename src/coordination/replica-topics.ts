@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import type { TopicPayload, TopicTransport } from '../app/websocket/topic-transport.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { decodePayload, encodePayload } from '../utils/payload.ts';
 import type { Coordinator } from './coordinator.ts';
@@ -61,4 +60,22 @@ export class ReplicaTopics implements TopicTransport {
     this.#coordinator = undefined;
     await coordinator?.close();
   }
+}
+
+/** A published message as it is delivered: a string is sent as a text frame, bytes as a binary one. */
+export type TopicPayload = string | Buffer;
+
+/**
+ * How `app.publish` reaches every process that holds sockets: a standalone App delivers to its own
+ * (`localTopics`); a cluster worker sends each publish to the primary, which hands it to every
+ * worker, itself included, and to the other replicas (src/worker/ipc-topics.ts).
+ *
+ * @example
+ * const transport: TopicTransport = { publish: (topic, payload) => send(topic, payload), open: (deliver) => onDelivery(deliver) };
+ */
+export interface TopicTransport {
+  /** Sends a publish on its way; what comes back is delivered through `open`'s `deliver`, in publish order. */
+  publish(topic: string, payload: TopicPayload): void;
+  /** Called once by the App: `deliver` sends a message to the App's sockets subscribed to its topic. */
+  open(deliver: (topic: string, payload: TopicPayload) => void): void;
 }

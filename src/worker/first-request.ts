@@ -1,6 +1,6 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 
-import { UPGRADE_START } from '../app/websocket/websocket-route.ts';
+import { UPGRADE_START } from '../utils/upgrade-channel.ts';
 
 /** Node's own channel (published for every request a node:http server receives, before its handler runs) and flotilla's for upgrades. */
 const CHANNELS = ['http.server.request.start', UPGRADE_START];

@@ -1,4 +1,4 @@
-import type { TopicPayload, TopicTransport } from '../app/websocket/topic-transport.ts';
+import type { TopicPayload, TopicTransport } from '../coordination/replica-topics.ts';
 import { type DeliverMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { decodePayload, encodePayload } from '../utils/payload.ts';
 

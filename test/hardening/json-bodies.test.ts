@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_BODY_DEPTH } from '../../src/app/body.ts';
+import { MAX_BODY_DEPTH } from '../../src/app/bodies/index.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { cpuMs } from '../helpers/timing.ts';
 

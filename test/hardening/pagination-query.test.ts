@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { offsetOf, paginated, parsePagination } from '../../src/app/pagination/page.ts';
+import { offsetOf, parsePagination } from '../../src/app/pagination/page.ts';
+import { paginated } from '../../src/app/typed/paginated.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import { controller, testApp } from '../helpers/app.ts';
 

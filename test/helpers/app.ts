@@ -1,6 +1,7 @@
 import type { TestContext } from 'node:test';
 import { App, type AppOptions } from '../../src/app/app.ts';
-import type { Controller, Route } from '../../src/app/core/route.ts';
+import type { Controller } from '../../src/app/core/registrar.ts';
+import type { Route } from '../../src/app/core/route.ts';
 import type { KConfig } from '../../src/config/types.ts';
 import { type LogSink, sink } from './sink.ts';
 

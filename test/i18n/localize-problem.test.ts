@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { resolve } from 'node:path';
 import { describe, test } from 'node:test';
-import { paginated } from '../../src/app/pagination/page.ts';
+import { paginated } from '../../src/app/typed/paginated.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import { controller, testApp } from '../helpers/app.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_BODY_DEPTH } from '../../src/app/body.ts';
+import { MAX_BODY_DEPTH } from '../../src/app/bodies/index.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 /**

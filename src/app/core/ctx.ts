@@ -10,12 +10,24 @@ import { DEADLINE, SLOT } from '../overload/in-flight.ts';
 import { type PageQuery, parsePagination } from '../pagination/page.ts';
 import type { SseEvent, SseOptions } from '../streams/sse.ts';
 import { isStreamSource, type StreamSource } from '../streams/stream-reply.ts';
-import type { SocketTopics } from '../websocket/websocket-hub.ts';
-import { checkTopic } from '../websocket/websocket-topic.ts';
 import { ClientGoneError } from './client-gone.ts';
 import type { RequestContext } from './request-context.ts';
 
 const { ROOT_CONTEXT } = otel;
+
+/**
+ * Writes a JSON reply of one route by its response schemas: the body for
+ * `value` sent with `status`, or `undefined` when no schema covers that status
+ * (the reply is then `JSON.stringify`'d). Throws a {@link ResponseSchemaError}
+ * when the value does not fit the schema, before anything is written.
+ */
+export type ResponseSerializer = (status: number, value: unknown) => string | undefined;
+
+/** What a websocket route's `ctx` does with its socket (`ctx.subscribe`, `ctx.unsubscribe`). */
+export interface SocketTopics {
+  subscribe(topic: string): void;
+  unsubscribe(topic: string): void;
+}
 
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {
@@ -107,7 +119,7 @@ export class Ctx<
   statusCode = 200;
   reply: Reply = { kind: 'none' };
   /** Writes JSON replies by the matched route's response schemas (set by the pipeline); `undefined`: `JSON.stringify`. */
-  serializer: import('./serializer.ts').ResponseSerializer | undefined = undefined;
+  serializer: ResponseSerializer | undefined = undefined;
 
   readonly #scope: CtxScope;
   #logger: Logger | undefined;
@@ -240,13 +252,13 @@ export class Ctx<
    */
   subscribe(topic: string): void {
     if (this.#topics === undefined) throw createError('FLO_ERR_NOT_A_WEBSOCKET', { method: 'ctx.subscribe()' });
-    this.#topics.subscribe(checkTopic(topic));
+    this.#topics.subscribe(topic);
   }
 
   /** Stops what {@link subscribe} started for `topic`. */
   unsubscribe(topic: string): void {
     if (this.#topics === undefined) throw createError('FLO_ERR_NOT_A_WEBSOCKET', { method: 'ctx.unsubscribe()' });
-    this.#topics.unsubscribe(checkTopic(topic));
+    this.#topics.unsubscribe(topic);
   }
 
   /** The `Last-Event-ID` header: the id of the last event an event-stream client saw before it reconnected. */

@@ -1,19 +1,18 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { SecurityRequirement } from '../../config/security-requirements.ts';
+import { checkSecurity } from '../../config/security-requirements.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
-import { createError, describeValue } from '../../errors/flotilla-error.ts';
+import { createError } from '../../errors/flotilla-error.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
 import { isRecord } from '../../utils/is-record.ts';
-import type { HealthChecker } from '../health/health.ts';
 import type { ShutdownHook } from '../transport/shutdown.ts';
 import type { StartHook } from '../transport/start-hooks.ts';
-import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
-import type { AppRole, Registrar } from './registrar.ts';
-import type { Controller, Middleware, Module, RequestHook, Route } from './route.ts';
-import { joinPath } from './router.ts';
-import { checkSecurity } from './security.ts';
+import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
+import type { AppRole, Controller, GroupArgs, GroupOptions, HealthChecker, Module, Registrar } from './registrar.ts';
+import { joinPath, type Middleware, type RequestHook, type Route } from './route.ts';
+import { checkHook, type HookChain } from './seams.ts';
 
 /** Where a group puts its routes: the App's route table. */
 /**
@@ -27,38 +26,6 @@ export type AddRoute = (
   hooks: HookChain,
   rateLimit: RateLimitPolicy | false | undefined,
 ) => void;
-
-/** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
-export type HookChain = readonly (readonly RequestHook[])[];
-
-/**
- * Options of a group, given before its middlewares.
- *
- * @example
- * const admin = app.group('/admin', { security: [{ bearer: [] }] }, requireAdmin);
- */
-export interface GroupOptions {
-  /**
-   * The `security` of the group's routes (and its subgroups') that declare none (see `Route.security`);
-   * a subgroup's own replaces it. Each scheme must be declared in `docs.securitySchemes`.
-   */
-  security?: readonly SecurityRequirement[];
-  /**
-   * A rate limit shared by the group's routes (and its subgroups'), unless a subgroup or a route sets
-   * its own (see `Route.rateLimit`); `false`: none, not even the App's.
-   */
-  rateLimit?: RateLimitOptions | false;
-}
-
-/**
- * What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options.
- *
- * @example
- * app.group('/api', audit, timing); // middlewares only
- * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
- * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
- */
-export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
 
 const GROUP_OPTIONS: readonly string[] = ['security', 'rateLimit'] satisfies (keyof GroupOptions)[];
 
@@ -210,9 +177,4 @@ export class Group implements Registrar {
 
 function checkPrefix(prefix: string): void {
   if (typeof prefix !== 'string' || !prefix.startsWith('/')) throw createError('FLO_ERR_BAD_PREFIX', { prefix: String(prefix) });
-}
-
-/** Refuses an `onRequest` hook that is not a function, when it is added rather than at the first request. */
-export function checkHook(hook: unknown, owner: string): void {
-  if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner, got: describeValue(hook) });
 }

@@ -19,11 +19,10 @@ import type { QueuedHandler } from '../transport/request-queue.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
 import { Ctx, type CtxScope, expireRequest, isExpired } from './ctx.ts';
-import type { HookChain } from './group.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { RouteEntry, Router } from './router.ts';
-import { runRequestHooks, type Seams } from './seams.ts';
+import { type HookChain, runRequestHooks, type Seams } from './seams.ts';
 
 const { context: otelContext, ROOT_CONTEXT } = otel;
 
@@ -45,7 +44,7 @@ export interface PipelineHost {
   readonly metrics: MetricsCollector | undefined;
   readonly tracer: Tracer;
   /** The handler timeouts of the App's requests (`timeouts.handlerMs`, a route's `timeoutMs`). */
-  readonly timeouts: HandlerTimeouts;
+  readonly timeouts: HandlerTimeouts<Ctx>;
   /** The admission control (`overload`); undefined when `overload.enabled` is false. */
   readonly admission: Admission | undefined;
   /** The `Retry-After` of an `OVERLOADED` 503, in seconds (`overload.retryAfterS`). */

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { SecurityRequirement } from '../../config/security-requirements.ts';
 import type { Settings } from '../../config/settings.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
-import type { HealthChecker } from '../health/health.ts';
 import type { ShutdownHook } from '../transport/shutdown.ts';
 import type { StartHook } from '../transport/start-hooks.ts';
-import type { GroupArgs } from './group.ts';
-import type { Controller, Module, RequestHook } from './route.ts';
+import type { RateLimitOptions } from './rate-limit-policy.ts';
+import type { Middleware, RequestHook, Route } from './route.ts';
 
 /** Where the service's setup runs: alone, in the cluster's primary (its service thread), or in a cluster worker. */
 export type AppRole = 'standalone' | 'primary' | 'worker';
@@ -52,4 +52,76 @@ export interface Registrar {
    * binary one, anything else as JSON. At most once, in publish order per publisher.
    */
   publish(topic: string, data: unknown): void;
+}
+
+/**
+ * A set of routes. A route object written inline here gets the untyped `ctx`
+ * (TypeScript cannot infer each element of the returned array on its own):
+ * wrap it in `defineRoute(…)` to type its handler from its path and schemas.
+ *
+ * @example
+ * class BooksController implements Controller {
+ *   routes(): Route[] {
+ *     return [
+ *       { method: 'GET', path: '/books', handler: (ctx) => ctx.ok([]) },
+ *       defineRoute({ method: 'GET', path: '/books/:id', handler: (ctx) => repo.get(ctx.params.id) }), // id: string
+ *     ];
+ *   }
+ * }
+ */
+export interface Controller {
+  routes(): Route[];
+}
+
+/**
+ * A unit of features registered on an App or a group (routes, checkers, hooks,
+ * schedulers). It receives a {@link Registrar}: registration only, never
+ * `listen` or `close`.
+ *
+ * @example
+ * const booksModule: Module = { register(r) { r.registerController(new BooksController()); } };
+ */
+export interface Module {
+  register(registrar: Registrar): void;
+}
+
+/**
+ * Options of a group, given before its middlewares.
+ *
+ * @example
+ * const admin = app.group('/admin', { security: [{ bearer: [] }] }, requireAdmin);
+ */
+export interface GroupOptions {
+  /**
+   * The `security` of the group's routes (and its subgroups') that declare none (see `Route.security`);
+   * a subgroup's own replaces it. Each scheme must be declared in `docs.securitySchemes`.
+   */
+  security?: readonly SecurityRequirement[];
+  /**
+   * A rate limit shared by the group's routes (and its subgroups'), unless a subgroup or a route sets
+   * its own (see `Route.rateLimit`); `false`: none, not even the App's.
+   */
+  rateLimit?: RateLimitOptions | false;
+}
+
+/**
+ * What `group(prefix, …)` takes after the prefix: its middlewares, optionally preceded by its options.
+ *
+ * @example
+ * app.group('/api', audit, timing); // middlewares only
+ * app.group('/api', { security: [{ apiKey: [] }] }, audit); // options first
+ * app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
+ */
+export type GroupArgs = [options: GroupOptions, ...middlewares: Middleware[]] | Middleware[];
+
+/**
+ * A dependency check run by `GET /health`: resolving means healthy, throwing
+ * (or exceeding the timeout) means failing.
+ *
+ * @example
+ * app.registerHealthChecker({ name: 'db', check: (signal) => pool.query('select 1', { signal }) });
+ */
+export interface HealthChecker {
+  name: string;
+  check(signal: AbortSignal): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import { ReadableStream } from 'node:stream/web';
-import { hasBody } from '../body.ts';
+import { hasBody } from '../bodies/index.ts';
 import { type Compression, compressBody, encodingOf } from '../compression/compression.ts';
 import { closeQuietly, eventStream, SSE_HEADERS } from '../streams/sse.ts';
 import { sendStream } from '../streams/stream-reply.ts';

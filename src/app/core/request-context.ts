@@ -1,5 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import type { Page, PageQuery } from '../pagination/page.ts';
 
 /**
  * Request-scoped context handed to repositories and services (the seed's
@@ -20,4 +21,26 @@ export interface RequestContext {
   logger: Logger;
   /** The OpenTelemetry context of the request (its server span is active in it). */
   otel: Context;
+}
+
+/**
+ * A data source for one kind of item; only `findAll` is required.
+ *
+ * @example
+ * class BookRepo implements Repository<Book, number> {
+ *   async findAll(ctx: RequestContext, q: PageQuery): Promise<Page<Book>> {
+ *     const rows = await db.query('SELECT * FROM books LIMIT $1 OFFSET $2', [q.limit, offsetOf(q)], { signal: ctx.signal });
+ *     return newPage(rows, await db.count('books'), q.page, q.limit);
+ *   }
+ * }
+ */
+export interface Repository<T, ID> {
+  findAll(ctx: RequestContext, q: PageQuery): Promise<Page<T>>;
+  /** Resolves `undefined` when no item has this id. */
+  findById?(ctx: RequestContext, id: ID): Promise<T | undefined>;
+  create?(ctx: RequestContext, input: Partial<T>): Promise<T>;
+  /** Resolves `undefined` when no item has this id. */
+  update?(ctx: RequestContext, id: ID, patch: Partial<T>): Promise<T | undefined>;
+  /** Resolves `false` when no item had this id. */
+  delete?(ctx: RequestContext, id: ID): Promise<boolean>;
 }

@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { SecurityRequirement } from '../../config/security-requirements.ts';
-import type { BodyKind, FormLimits, MultipartOptions } from '../body.ts';
+import type { JsonSchema } from '../../utils/json-schema.ts';
+import type { BodyKind, FormLimits, MultipartOptions } from '../bodies/index.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 import type { RateLimitOptions } from './rate-limit-policy.ts';
 
@@ -9,18 +10,7 @@ import type { RateLimitOptions } from './rate-limit-policy.ts';
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
-/**
- * A key of `schema.response` as the OpenAPI document and the serializer read it: `200`, `'2xx'` or
- * `'2XX'` (→ `'2XX'`), `'default'`; `undefined` for anything else, which both ignore.
- */
-export function statusKey(key: string): string | undefined {
-  if (key === 'default' || /^[1-5][0-9][0-9]$/.test(key)) return key;
-  if (/^[1-5]xx$/i.test(key)) return key.toUpperCase();
-  return undefined;
-}
-
-/** A JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it). */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from '../../utils/json-schema.ts';
 
 /**
  * Onion-style middleware: code before `await next()` runs on the way in, code
@@ -183,33 +173,9 @@ export interface Route {
   paginated?: { item: JsonSchema };
 }
 
-/**
- * A set of routes. A route object written inline here gets the untyped `ctx`
- * (TypeScript cannot infer each element of the returned array on its own):
- * wrap it in `defineRoute(…)` to type its handler from its path and schemas.
- *
- * @example
- * class BooksController implements Controller {
- *   routes(): Route[] {
- *     return [
- *       { method: 'GET', path: '/books', handler: (ctx) => ctx.ok([]) },
- *       defineRoute({ method: 'GET', path: '/books/:id', handler: (ctx) => repo.get(ctx.params.id) }), // id: string
- *     ];
- *   }
- * }
- */
-export interface Controller {
-  routes(): Route[];
-}
-
-/**
- * A unit of features registered on an App or a group (routes, checkers, hooks,
- * schedulers). It receives a {@link Registrar}: registration only, never
- * `listen` or `close`.
- *
- * @example
- * const booksModule: Module = { register(r) { r.registerController(new BooksController()); } };
- */
-export interface Module {
-  register(registrar: import('./registrar.ts').Registrar): void;
+/** Joins a group prefix and a route path: `/api` + `/books` → `/api/books`, `/api` + `/` → `/api`. */
+export function joinPath(prefix: string, path: string): string {
+  if (prefix === '' || prefix === '/') return path;
+  const p = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
+  return path === '/' || path === '' ? p : `${p}${path}`;
 }

@@ -1,15 +1,15 @@
 import FindMyWay from 'find-my-way';
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
-import { type BodyOptions, readBody, readJsonBody } from '../body.ts';
-import type { RouteLimit } from '../rate-limit/limiter.ts';
+import { type BodyOptions, readBody, readJsonBody } from '../bodies/index.ts';
 import { bodyOptionsProblem } from './body-options.ts';
 import { ClientGoneError, clientGone } from './client-gone.ts';
 import { compose, type RouteRun } from './compose.ts';
-import { checkHook, type HookChain } from './group.ts';
+import type { Ctx, ResponseSerializer } from './ctx.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
-import { type Handler, HTTP_METHODS, type HttpMethod, type Middleware, type Route } from './route.ts';
-import { compileSerializer, type ResponseSerializer } from './serializer.ts';
+import { type Handler, HTTP_METHODS, type HttpMethod, joinPath, type Middleware, type Route } from './route.ts';
+import { checkHook, type HookChain } from './seams.ts';
+import { compileSerializer } from './serializer.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
 /** What the pipeline needs of a matched route. */
@@ -191,13 +191,6 @@ function pathOnly(url: string): string {
   return (q === -1 ? url : url.slice(0, q)).slice(0, 200);
 }
 
-/** Joins a group prefix and a route path: `/api` + `/books` → `/api/books`, `/api` + `/` → `/api`. */
-export function joinPath(prefix: string, path: string): string {
-  if (prefix === '' || prefix === '/') return path;
-  const p = prefix.endsWith('/') ? prefix.slice(0, -1) : prefix;
-  return path === '/' || path === '' ? p : `${p}${path}`;
-}
-
 /** Rejects malformed routes and dangerous patterns before find-my-way sees them. */
 function checkRoute(route: Route): void {
   const where = `${String(route.method)} ${String(route.path)}`;
@@ -228,3 +221,11 @@ function checkRoute(route: Route): void {
 
 /** The largest `timeoutMs`, as `timeouts.handlerMs`'s: an hour. */
 const MAX_TIMEOUT_MS = 3_600_000;
+
+/**
+ * A route's rate limit, run by the pipeline after the route is found (and the admission control let
+ * the request in), before its `onRequest` hooks: nothing when the request is admitted (its reply gets
+ * the `RateLimit-Policy` and `RateLimit` headers), a `RATE_LIMITED` 429 thrown when refused. A
+ * promise when the count comes from elsewhere (the primary, the coordinator).
+ */
+export type RouteLimit = (ctx: Ctx) => void | Promise<void>;

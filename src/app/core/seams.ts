@@ -1,6 +1,6 @@
+import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import type { Ctx } from './ctx.ts';
-import type { HookChain } from './group.ts';
-import type { ErrorHandler, NotFoundHandler } from './route.ts';
+import type { ErrorHandler, NotFoundHandler, RequestHook } from './route.ts';
 
 /** The App's replaceable steps of the pipeline: set by `app.setErrorHandler` and `app.setNotFoundHandler`. */
 export interface Seams {
@@ -27,4 +27,12 @@ export function runRequestHooks(chain: HookChain, ctx: Ctx, from = 0, at = 0): v
       }
     }
   }
+}
+
+/** The `onRequest` hook arrays in force for a route, outermost (the App's) first. */
+export type HookChain = readonly (readonly RequestHook[])[];
+
+/** Refuses an `onRequest` hook that is not a function, when it is added rather than at the first request. */
+export function checkHook(hook: unknown, owner: string): void {
+  if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner, got: describeValue(hook) });
 }

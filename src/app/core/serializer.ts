@@ -2,17 +2,11 @@ import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type fastJson from 'fast-json-stringify';
 import { createError } from '../../errors/flotilla-error.ts';
+import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
 import { pageSchema } from '../pagination/page.ts';
-import { type JsonSchema, type Route, statusKey } from './route.ts';
+import type { ResponseSerializer } from './ctx.ts';
+import type { Route } from './route.ts';
 import { isObject, JSON_VALUE, validators, variant } from './serializer-schemas.ts';
-
-/**
- * Writes a JSON reply of one route by its response schemas: the body for
- * `value` sent with `status`, or `undefined` when no schema covers that status
- * (the reply is then `JSON.stringify`'d). Throws a {@link ResponseSchemaError}
- * when the value does not fit the schema, before anything is written.
- */
-export type ResponseSerializer = (status: number, value: unknown) => string | undefined;
 
 /**
  * A JSON reply that does not fit its route's response schema. The pipeline

@@ -1,6 +1,6 @@
+import { checkSecurity } from '../../config/security-requirements.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { Route } from '../core/route.ts';
-import { checkSecurity } from '../core/security.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';

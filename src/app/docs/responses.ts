@@ -1,6 +1,7 @@
+import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
 import { STATUS_CODES } from '../../utils/node-http.ts';
-import { bodyMediaTypes } from '../body.ts';
-import { type JsonSchema, type Route, statusKey } from '../core/route.ts';
+import { bodyMediaTypes } from '../bodies/index.ts';
+import type { Route } from '../core/route.ts';
 import { pageSchema } from '../pagination/page.ts';
 import { upgradesOnly } from '../websocket/websocket-route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';

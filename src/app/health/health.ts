@@ -1,17 +1,6 @@
 import { describeThrown } from '../../errors/problem.ts';
+import type { HealthChecker } from '../core/registrar.ts';
 import type { Route } from '../core/route.ts';
-
-/**
- * A dependency check run by `GET /health`: resolving means healthy, throwing
- * (or exceeding the timeout) means failing.
- *
- * @example
- * app.registerHealthChecker({ name: 'db', check: (signal) => pool.query('select 1', { signal }) });
- */
-export interface HealthChecker {
-  name: string;
-  check(signal: AbortSignal): Promise<void>;
-}
 
 export interface CheckResult {
   status: 'pass' | 'fail';

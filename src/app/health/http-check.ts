@@ -1,5 +1,5 @@
 import type { Agent } from 'undici';
-import type { HealthChecker } from './health.ts';
+import type { HealthChecker } from '../core/registrar.ts';
 
 export interface HttpCheckOptions {
   /** The checker's name in `/health` (default: the URL's host). */

@@ -1,8 +1,22 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { otel } from '../../utils/otel-api.ts';
-import type { Ctx } from '../core/ctx.ts';
 
 const { isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = otel;
+
+/** What a request's span reads and sets: the core's `Ctx` is one. */
+export interface TracedRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly method: string;
+  readonly path: string;
+  /** The matched route template; empty when no route matched. */
+  readonly route: string;
+  /** The request's OpenTelemetry context: its server span active in it, once started. */
+  otel: Context;
+  /** The trace id, when the span is recorded. */
+  traceId: string | undefined;
+}
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
@@ -13,8 +27,8 @@ const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 
  * method and path are computed only when the span is recorded, so the cost
  * without an SDK stays negligible.
  */
-export function startServerSpan(tracer: Tracer, ctx: Ctx): Span {
-  const parent: Context = propagation.extract(ROOT_CONTEXT, ctx.headers);
+export function startServerSpan(tracer: Tracer, ctx: TracedRequest): Span {
+  const parent: Context = propagation.extract(ROOT_CONTEXT, ctx.req.headers);
   const known = KNOWN_METHODS.has(ctx.method);
   const method = known ? ctx.method : '_OTHER';
   const span = tracer.startSpan(
@@ -45,7 +59,7 @@ export function startServerSpan(tracer: Tracer, ctx: Ctx): Span {
 }
 
 /** Names the span after the route template, records the status (ERROR for 5xx and dropped connections, never for 4xx) and ends it. */
-export function endServerSpan(span: Span, ctx: Ctx, status: number, completed: boolean): void {
+export function endServerSpan(span: Span, ctx: TracedRequest, status: number, completed: boolean): void {
   if (!span.isRecording()) {
     span.end();
     return;
@@ -59,7 +73,7 @@ export function endServerSpan(span: Span, ctx: Ctx, status: number, completed: b
 }
 
 /** Records an exception on the request's span (a 5xx's cause). */
-export function recordException(ctx: Ctx, error: unknown): void {
+export function recordException(ctx: TracedRequest, error: unknown): void {
   const span = trace.getSpan(ctx.otel);
   if (span?.isRecording()) span.recordException(error instanceof Error ? error : String(error));
 }

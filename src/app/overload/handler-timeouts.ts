@@ -1,5 +1,9 @@
-import type { Ctx } from '../core/ctx.ts';
-import { DEADLINE, type InFlight } from './in-flight.ts';
+import { DEADLINE, type InFlight, type TrackedRequest } from './in-flight.ts';
+
+/** A request that can be timed out: one in flight whose reply may have begun (the core's `Ctx` is one). */
+export interface TimedRequest extends TrackedRequest {
+  readonly res: { readonly headersSent: boolean };
+}
 
 /**
  * A request is timed out at most this late (plus the event loop's own delay): the timer is re-armed
@@ -21,19 +25,19 @@ const SLACK_MS = 10;
  * const timeouts = new HandlerTimeouts(inFlight, (ctx) => answer503(ctx));
  * timeouts.watch(ctx, started + 20_000); // when the route is found
  */
-export class HandlerTimeouts {
+export class HandlerTimeouts<R extends TimedRequest = TimedRequest> {
   readonly #inFlight: InFlight;
-  readonly #onTimeout: (ctx: Ctx) => void;
+  readonly #onTimeout: (request: R) => void;
   #timer: NodeJS.Timeout | undefined;
   #wakeAt = Number.POSITIVE_INFINITY;
 
-  constructor(inFlight: InFlight, onTimeout: (ctx: Ctx) => void) {
+  constructor(inFlight: InFlight, onTimeout: (request: R) => void) {
     this.#inFlight = inFlight;
     this.#onTimeout = onTimeout;
   }
 
   /** Times `ctx` (in flight) out at `at` (`performance.now()` time: its start plus its limit) unless it ends first. */
-  watch(ctx: Ctx, at: number): void {
+  watch(ctx: R, at: number): void {
     ctx[DEADLINE] = at;
     if (at < this.#wakeAt) this.#arm(at, performance.now());
   }
@@ -57,9 +61,9 @@ export class HandlerTimeouts {
     this.#wakeAt = Number.POSITIVE_INFINITY;
     const now = performance.now();
     let next = Number.POSITIVE_INFINITY;
-    const expired: Ctx[] = [];
+    const expired: R[] = [];
     for (const request of this.#inFlight.requests) {
-      const ctx = request as Ctx;
+      const ctx = request as R;
       const at = ctx[DEADLINE];
       if (at === 0) continue;
       if (ctx.res.headersSent) ctx[DEADLINE] = 0;

@@ -1,8 +1,5 @@
 import { KError } from '../../errors/k-error.ts';
-import type { RequestContext } from '../core/request-context.ts';
-import type { JsonSchema, Middleware, Route } from '../core/route.ts';
-import type { HandlerResult, NoSchemas, RouteCtx, RouteDefinition, RouteSchemas, TypedRoute } from '../typed/define-route.ts';
-import type { JsonSchemaToTs, ReplyType, TypeProvider } from '../typed/type-provider.ts';
+import type { JsonSchema } from '../../utils/json-schema.ts';
 
 /**
  * A page request: 1-based `page` and `limit` items per page.
@@ -27,28 +24,6 @@ export interface Page<T> {
   page: number;
   limit: number;
   total_pages: number;
-}
-
-/**
- * A data source for one kind of item; only `findAll` is required.
- *
- * @example
- * class BookRepo implements Repository<Book, number> {
- *   async findAll(ctx: RequestContext, q: PageQuery): Promise<Page<Book>> {
- *     const rows = await db.query('SELECT * FROM books LIMIT $1 OFFSET $2', [q.limit, offsetOf(q)], { signal: ctx.signal });
- *     return newPage(rows, await db.count('books'), q.page, q.limit);
- *   }
- * }
- */
-export interface Repository<T, ID> {
-  findAll(ctx: RequestContext, q: PageQuery): Promise<Page<T>>;
-  /** Resolves `undefined` when no item has this id. */
-  findById?(ctx: RequestContext, id: ID): Promise<T | undefined>;
-  create?(ctx: RequestContext, input: Partial<T>): Promise<T>;
-  /** Resolves `undefined` when no item has this id. */
-  update?(ctx: RequestContext, id: ID, patch: Partial<T>): Promise<T | undefined>;
-  /** Resolves `false` when no item had this id. */
-  delete?(ctx: RequestContext, id: ID): Promise<boolean>;
 }
 
 /**
@@ -151,47 +126,4 @@ export function pageSchema(item: JsonSchema): JsonSchema {
       total_pages: { type: 'integer', minimum: 0, description: 'ceil(total / limit)' },
     },
   };
-}
-
-/**
- * What a paginated route's handler returns: `Page<Item>` for an item schema the
- * type provider types (`as const`), anything otherwise.
- *
- * @example
- * const Book = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } as const;
- * type Books = PageOf<typeof Book>; // Page<{ [x: string]: unknown; id: number }>
- */
-export type PageOf<I, P extends TypeProvider = JsonSchemaToTs> =
-  ReplyType<I, P> extends infer Item ? (unknown extends Item ? unknown : Page<Item>) : never;
-
-/**
- * Marks a list route as paginated: the documentation gains the `page` and
- * `limit` query parameters, and `schema.response[200]` defaults to the
- * `Page<T>` envelope of `item`. Validation of `page`/`limit` stays with
- * `ctx.parsePagination()`. The route is typed as with `defineRoute`, and its
- * handler must return `Page<Item>` (or a promise of it) when `item` is a typed
- * schema (`as const`).
- *
- * @example
- * paginated({ method: 'GET', path: '/books', handler: async (ctx) => repo.findAll(ctx.context(), ctx.parsePagination()) }, bookSchema);
- */
-export function paginated<
-  const Path extends string,
-  // not `const`: an item schema is typed when written `as const`, an inline `{ type: 'object' }` stays untyped
-  I extends object,
-  const S extends RouteSchemas = NoSchemas,
-  const M extends readonly Middleware<object>[] = [],
->(
-  route: RouteDefinition<Path, S, M, JsonSchemaToTs, PageOf<NoInfer<I>>>,
-  item: I,
-): TypedRoute<RouteCtx<Path, S, M>, HandlerResult<PageOf<I>>> {
-  const plain = route as Route;
-  const schema = plain.schema ?? {};
-  const itemSchema = item as JsonSchema;
-  const marked: Route = {
-    ...plain,
-    paginated: { item: itemSchema },
-    schema: { ...schema, response: { 200: pageSchema(itemSchema), ...schema.response } },
-  };
-  return marked as TypedRoute<RouteCtx<Path, S, M>, HandlerResult<PageOf<I>>>;
 }

@@ -6,15 +6,8 @@ import { describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
 import type { Ctx } from '../core/ctx.ts';
 import type { RateLimitPolicy } from '../core/rate-limit-policy.ts';
+import type { RouteLimit } from '../core/router.ts';
 import { policyHeader, rateLimitHeader, resetSeconds, sfString } from './headers.ts';
-
-/**
- * A route's rate limit, run by the pipeline after the route is found (and the admission control let
- * the request in), before its `onRequest` hooks: nothing when the request is admitted (its reply gets
- * the `RateLimit-Policy` and `RateLimit` headers), a `RATE_LIMITED` 429 thrown when refused. A
- * promise when the count comes from elsewhere (the primary, the coordinator).
- */
-export type RouteLimit = (ctx: Ctx) => void | Promise<void>;
 
 /** What the limits of one App share. */
 export interface LimiterHost {

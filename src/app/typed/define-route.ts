@@ -2,8 +2,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { Ctx, RequestState } from '../core/ctx.ts';
 import type { Middleware, Route } from '../core/route.ts';
-import { type PageOf, paginated as paginatedRoute } from '../pagination/page.ts';
+import type { NoSchemas, ParamsObject, PathParams, Scan, Simplify } from './path-params.ts';
 import type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './type-provider.ts';
+
+export type { NoSchemas, PathParams } from './path-params.ts';
 
 /**
  * The schemas a typed route may declare, as in {@link RouteSchema}: JSON Schema
@@ -21,71 +23,6 @@ export interface RouteSchemas {
   cookies?: object;
   response?: { readonly [status: number | string]: object };
 }
-
-/** No schema: what `defineRoute` assumes when a route declares none. */
-export type NoSchemas = Record<never, never>;
-
-/**
- * The parameters of a find-my-way path, all strings, as hono types them:
- * `/books/:id` → `{ id: string }`, `/files/*` → `{ '*': string }`, a trailing
- * `:id?` is optional, `::` is a literal colon, a regex (`:id(^\\d+$)`) is skipped.
- *
- * @example
- * type P = PathParams<'/shelves/:shelf/books/:id'>; // { shelf: string; id: string }
- */
-export type PathParams<Path extends string> = string extends Path ? Record<string, string> : ParamsObject<Scan<Path>, NoSchemas>;
-
-/** Reads a path one character at a time, collecting the required and the optional parameter names. */
-type Scan<P extends string, Req extends string = never, Opt extends string = never> = P extends `::${infer R}`
-  ? Scan<R, Req, Opt>
-  : P extends `:${infer R}`
-    ? AfterName<TakeName<R>, Req, Opt>
-    : P extends `*${infer R}`
-      ? Scan<R, Req | '*', Opt>
-      : P extends `${infer _C}${infer R}`
-        ? Scan<R, Req, Opt>
-        : { req: Req; opt: Opt };
-
-/** A parameter's name ends where find-my-way ends it (`(`, `-`, `.`, `/`), or at the `?` of an optional one. */
-type TakeName<S extends string, Acc extends string = ''> = S extends `${infer C}${infer R}`
-  ? C extends '(' | '-' | '.' | '/' | '?'
-    ? [Acc, S]
-    : TakeName<R, `${Acc}${C}`>
-  : [Acc, ''];
-
-type AfterName<T, Req extends string, Opt extends string> = T extends [infer N extends string, infer R extends string]
-  ? R extends `?${infer After}`
-    ? Scan<After, Req, Opt | N>
-    : R extends `(${infer After}`
-      ? Scan<SkipGroup<After>, Req | N, Opt>
-      : Scan<R, Req | N, Opt>
-  : never;
-
-/** What follows the `)` closing a parameter's regex (nested groups and `\` escapes skipped). */
-type SkipGroup<S extends string, Depth extends unknown[] = []> = S extends `${infer C}${infer R}`
-  ? C extends '\\'
-    ? R extends `${infer _Escaped}${infer After}`
-      ? SkipGroup<After, Depth>
-      : ''
-    : C extends '('
-      ? SkipGroup<R, [...Depth, C]>
-      : C extends ')'
-        ? Depth extends [unknown, ...infer Outer]
-          ? SkipGroup<R, Outer>
-          : R
-        : SkipGroup<R, Depth>
-  : '';
-
-/** The params object: one key per path parameter, typed by the params schema where it declares the key, else a string. */
-type ParamsObject<Names, Declared> = Names extends { req: infer Req extends string; opt: infer Opt extends string }
-  ? Simplify<
-      { [K in Req]: K extends keyof Declared ? Exclude<Declared[K], undefined> : string } & {
-        [K in Opt]?: K extends keyof Declared ? Exclude<Declared[K], undefined> : string;
-      }
-    >
-  : never;
-
-type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 /** An object type without its index signatures: only the declared keys of a query or params schema can be read. */
 type DeclaredKeys<T> = T extends unknown
@@ -230,17 +167,6 @@ export type DefineRoute<P extends TypeProvider> = <
   route: RouteDefinition<Path, S, M, P>,
 ) => TypedRoute<RouteCtx<Path, S, M, P>, HandlerResult<SuccessReply<S, P>>>;
 
-/** `paginated` for a type provider (see {@link withTypeProvider}). */
-export type Paginated<P extends TypeProvider> = <
-  const Path extends string,
-  I extends object,
-  const S extends RouteSchemas = NoSchemas,
-  const M extends readonly Middleware<object>[] = [],
->(
-  route: RouteDefinition<Path, S, M, P, PageOf<NoInfer<I>, P>>,
-  item: I,
-) => TypedRoute<RouteCtx<Path, S, M, P>, HandlerResult<PageOf<I, P>>>;
-
 /**
  * A route whose handler is typed from its schemas: `ctx.params`, `ctx.query`,
  * `ctx.headers` and `ctx.body` from `schema.params` / `querystring` / `headers`
@@ -264,19 +190,4 @@ export function defineRoute<
   const M extends readonly Middleware<object>[] = [],
 >(route: RouteDefinition<Path, S, M>): TypedRoute<RouteCtx<Path, S, M>, HandlerResult<SuccessReply<S, JsonSchemaToTs>>> {
   return route as Route as TypedRoute<RouteCtx<Path, S, M>, HandlerResult<SuccessReply<S, JsonSchemaToTs>>>;
-}
-
-/**
- * `defineRoute` and `paginated` for schemas another type provider types, such
- * as TypeBox's (see {@link TypeProvider}). Type-level only: at run time both
- * are the usual functions.
- *
- * @example
- * import { Type, type Static, type TSchema } from '@sinclair/typebox';
- * interface TypeBoxProvider extends TypeProvider { output: this['schema'] extends TSchema ? Static<this['schema']> : unknown }
- * const { defineRoute } = withTypeProvider<TypeBoxProvider>();
- * defineRoute({ method: 'GET', path: '/books/:id', schema: { params: Type.Object({ id: Type.Integer() }) }, handler: (ctx) => ctx.params.id });
- */
-export function withTypeProvider<P extends TypeProvider>(): { defineRoute: DefineRoute<P>; paginated: Paginated<P> } {
-  return { defineRoute: defineRoute as unknown as DefineRoute<P>, paginated: paginatedRoute as unknown as Paginated<P> };
 }

@@ -3,8 +3,10 @@ import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { WebSocket, WebSocketServer } from 'ws';
+import type { TopicPayload } from '../../coordination/replica-topics.ts';
 import type { WebSocketMetrics } from '../../metrics/websocket-metrics.ts';
-import type { TopicPayload } from './topic-transport.ts';
+import type { SocketTopics } from '../core/ctx.ts';
+import { checkTopic } from './websocket-topic.ts';
 
 /** The `websockets` section of the config, as the hub reads it. */
 export interface WebSocketLimits {
@@ -35,12 +37,6 @@ interface Open {
   messagesOut: number;
   /** Terminates the socket if its closing handshake has not finished in time. */
   terminator: NodeJS.Timeout | undefined;
-}
-
-/** What a websocket route's `ctx` does with its socket (`ctx.subscribe`, `ctx.unsubscribe`). */
-export interface SocketTopics {
-  subscribe(topic: string): void;
-  unsubscribe(topic: string): void;
 }
 
 /** `ws` is loaded when the first socket is about to open: a service without websocket routes never loads it. */
@@ -141,8 +137,8 @@ export class WebSocketHub {
       ws.once('close', (code) => this.#closed(open, code));
       this.#keepAlive();
       opened(ws, {
-        subscribe: (topic) => this.#subscribe(open, topic),
-        unsubscribe: (topic) => this.#unsubscribe(open, topic),
+        subscribe: (topic) => this.#subscribe(open, checkTopic(topic)),
+        unsubscribe: (topic) => this.#unsubscribe(open, checkTopic(topic)),
       });
     });
     return accepted;

@@ -5,7 +5,8 @@ import type { Duplex } from 'node:stream';
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
 import { ServerResponse } from '../../utils/node-http.ts';
-import { attachSocket, type Ctx } from '../core/ctx.ts';
+import { UPGRADE_START } from '../../utils/upgrade-channel.ts';
+import type { Ctx, SocketTopics } from '../core/ctx.ts';
 import type { Handler, Route } from '../core/route.ts';
 import { chooseProtocol, type WebSocketHub } from './websocket-hub.ts';
 
@@ -18,12 +19,6 @@ interface Upgrade {
 
 const upgrades = new WeakMap<IncomingMessage, Upgrade>();
 
-/**
- * Published (`{ request, socket }`) for every upgrade request, before the pipeline runs: node:http
- * publishes `http.server.request.start` for the other requests only. The worker counts both (its
- * first request, its request total).
- */
-export const UPGRADE_START = 'flotilla.http.server.upgrade.start';
 const upgradeStart = channel(UPGRADE_START);
 
 /**
@@ -65,12 +60,13 @@ export function isUpgrade(req: IncomingMessage): boolean {
  * Checks a route's `websocket` option and returns the handler the router runs for it: an upgrade
  * request completes the handshake (after the hooks, validation and middlewares), then the route's
  * `websocket(socket, ctx)` runs; a plain request runs the route's `handler`, or is answered 426
- * (`UPGRADE_REQUIRED`) when the route has none.
+ * (`UPGRADE_REQUIRED`) when the route has none. `attach` gives the route's `ctx` its socket's topics
+ * (the App passes core's `attachSocket`: this folder reads the core's types only).
  *
  * @example
- * const handler = webSocketHandler(route, () => hub);
+ * const handler = webSocketHandler(route, () => hub, attachSocket);
  */
-export function webSocketHandler(route: Route, hub: () => WebSocketHub): Handler {
+export function webSocketHandler(route: Route, hub: () => WebSocketHub, attach: (ctx: Ctx, topics: SocketTopics) => void): Handler {
   const where = `${String(route.method)} ${String(route.path)}`;
   const open = route.websocket;
   if (typeof open !== 'function') throw createError('FLO_ERR_BAD_ROUTE_OPTION', { route: where, reason: 'websocket must be a function' });
@@ -103,7 +99,7 @@ export function webSocketHandler(route: Route, hub: () => WebSocketHub): Handler
     upgrade.upgraded = true;
     const who = { route: ctx.route, requestId: ctx.requestId, logger: ctx.logger };
     const accepted = sockets.open(ctx.req, upgrade.socket, upgrade.head, who, (socket, topics) => {
-      attachSocket(ctx, topics);
+      attach(ctx, topics);
       run(ctx, socket, open);
     });
     ctx.statusCode = 101;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { FormBody } from '../../../src/app/body.ts';
+import type { FormBody } from '../../../src/app/bodies/index.ts';
 import { bodyApp } from './harness.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

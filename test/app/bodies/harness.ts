@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { App } from '../../../src/app/app.ts';
-import { type BodyOptions, type BufferedMultipart, type MultipartPart, readBody } from '../../../src/app/body.ts';
+import { type BodyOptions, type BufferedMultipart, type MultipartPart, readBody } from '../../../src/app/bodies/index.ts';
 import type { Ctx } from '../../../src/app/core/ctx.ts';
 import type { KConfig } from '../../../src/config/types.ts';
 import { controller, testApp } from '../../helpers/app.ts';

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseMediaType } from '../../../src/app/bodies/common.ts';
-import { BODY_KINDS, BODY_MEDIA_TYPES, type BodyKind, type BodyOptions, bodyMediaTypes, readBody } from '../../../src/app/body.ts';
+import { BODY_KINDS, BODY_MEDIA_TYPES, type BodyKind, type BodyOptions, bodyMediaTypes, readBody } from '../../../src/app/bodies/index.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { flood } from '../../helpers/http.ts';
 import { bodyApp, MULTIPART_TYPE, multipart } from './harness.ts';

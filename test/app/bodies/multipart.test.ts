@@ -5,7 +5,7 @@ import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { MULTIPART_DEFAULTS, type MultipartBody, readBody } from '../../../src/app/body.ts';
+import { MULTIPART_DEFAULTS, type MultipartBody, readBody } from '../../../src/app/bodies/index.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { serve } from '../../helpers/app.ts';
 import { BOUNDARY, bodyApp, digest, MULTIPART_TYPE, multipart, type PartSpec, sha256 } from './harness.ts';

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { describe, type TestContext, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import type { MultipartBody } from '../../../src/app/body.ts';
+import type { MultipartBody } from '../../../src/app/bodies/index.ts';
 import type { Ctx } from '../../../src/app/core/ctx.ts';
 import type { Route } from '../../../src/app/core/route.ts';
 import { KError } from '../../../src/errors/k-error.ts';

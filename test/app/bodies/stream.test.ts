@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { readBody } from '../../../src/app/body.ts';
+import { readBody } from '../../../src/app/bodies/index.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { serve } from '../../helpers/app.ts';
 import { openSocket, readUntilClose } from '../../helpers/http.ts';

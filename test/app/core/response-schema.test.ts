@@ -3,7 +3,8 @@ import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { JsonSchema, Route } from '../../../src/app/core/route.ts';
 import { buildOpenApi } from '../../../src/app/docs/openapi.ts';
-import { newPage, paginated } from '../../../src/app/pagination/page.ts';
+import { newPage } from '../../../src/app/pagination/page.ts';
+import { paginated } from '../../../src/app/typed/paginated.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { controller, testApp } from '../../helpers/app.ts';
 

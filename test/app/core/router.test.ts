@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { App } from '../../../src/app/app.ts';
-import type { Middleware, Module } from '../../../src/app/core/route.ts';
-import { joinPath } from '../../../src/app/core/router.ts';
+import type { Module } from '../../../src/app/core/registrar.ts';
+import { joinPath, type Middleware } from '../../../src/app/core/route.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { controller, testApp } from '../../helpers/app.ts';
 

@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
+import type { ResponseSerializer } from '../../../src/app/core/ctx.ts';
 import type { JsonSchema, Route, RouteSchema } from '../../../src/app/core/route.ts';
-import { compileSerializer, ResponseSchemaError, type ResponseSerializer } from '../../../src/app/core/serializer.ts';
-import { newPage, pageSchema, paginated } from '../../../src/app/pagination/page.ts';
+import { compileSerializer, ResponseSchemaError } from '../../../src/app/core/serializer.ts';
+import { newPage, pageSchema } from '../../../src/app/pagination/page.ts';
+import { paginated } from '../../../src/app/typed/paginated.ts';
 import { FlotillaError } from '../../../src/errors/flotilla-error.ts';
 
 const handler = () => undefined;

@@ -6,7 +6,7 @@ import type { Route } from '../../../src/app/core/route.ts';
 import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
 import { PROBLEM_REF } from '../../../src/app/docs/problem-schema.ts';
 import { operationIdOf, toPathTemplates } from '../../../src/app/docs/route-path.ts';
-import { paginated } from '../../../src/app/pagination/page.ts';
+import { paginated } from '../../../src/app/typed/paginated.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
 import { sink } from '../../helpers/sink.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { HealthChecker } from '../../../src/app/health/health.ts';
+import type { HealthChecker } from '../../../src/app/core/registrar.ts';
 import { gate, testApp } from '../../helpers/app.ts';
 
 const pass = (name: string): HealthChecker => ({ name, check: async () => {} });

@@ -234,7 +234,7 @@ describe('HandlerTimeouts', () => {
     const slow = ctx(false);
     const done = gate();
     const timedOut: Ctx[] = [];
-    const watcher = new HandlerTimeouts(inFlight, (c) => {
+    const watcher = new HandlerTimeouts<Ctx>(inFlight, (c) => {
       timedOut.push(c);
       // an answer ends the request while the timeouts are handled: the list changes under them
       inFlight.leave(c);

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
-import type { Route } from '../../../src/app/core/route.ts';
-import { newPage, offsetOf, PAGE_DEFAULTS, pageSchema, paginated, parsePagination } from '../../../src/app/pagination/page.ts';
+import { newPage, offsetOf, PAGE_DEFAULTS, pageSchema, parsePagination } from '../../../src/app/pagination/page.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 
 function rejects(query: Record<string, unknown>, parameter: 'page' | 'limit'): KError {
@@ -126,7 +125,7 @@ describe('parsePagination', () => {
   });
 });
 
-describe('pageSchema and paginated', () => {
+describe('pageSchema', () => {
   const item = { type: 'object', properties: { id: { type: 'integer' } } };
 
   test('pageSchema describes the envelope', () => {
@@ -135,21 +134,5 @@ describe('pageSchema and paginated', () => {
     assert.deepEqual(schema.properties['data'], { type: 'array', items: item });
     assert.equal(schema.properties['total_pages']?.['type'], 'integer');
     assert.equal(schema.properties['page']?.['minimum'], 1);
-  });
-
-  test('paginated copies the route, marks it and defaults the 200 response', () => {
-    const route: Route = { method: 'GET', path: '/books', handler: () => undefined, schema: { querystring: { type: 'object' } } };
-    const out = paginated(route, item);
-    assert.notEqual(out, route);
-    assert.equal(route.paginated, undefined);
-    assert.deepEqual(out.paginated, { item });
-    assert.deepEqual(out.schema?.response?.[200], pageSchema(item));
-    assert.deepEqual(out.schema?.querystring, { type: 'object' }, 'page/limit are not added to the validated querystring');
-  });
-
-  test('paginated keeps a declared 200 response', () => {
-    const custom = { type: 'object' };
-    const out = paginated({ method: 'GET', path: '/x', handler: () => undefined, schema: { response: { 200: custom } } }, item);
-    assert.equal(out.schema?.response?.[200], custom);
   });
 });

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import type { Route } from '../../../src/app/core/route.ts';
-import { buildOpenApi } from '../../../src/app/docs/openapi.ts';
-import { defineRoute } from '../../../src/app/typed/define-route.ts';
-import { resolveConfig } from '../../../src/config/validate.ts';
-import { FlotillaError } from '../../../src/errors/flotilla-error.ts';
-import type { KConfig } from '../../../src/index.ts';
-import { controller, testApp } from '../../helpers/app.ts';
+import type { Route } from '../../src/app/core/route.ts';
+import { buildOpenApi } from '../../src/app/docs/openapi.ts';
+import { defineRoute } from '../../src/app/typed/define-route.ts';
+import { resolveConfig } from '../../src/config/validate.ts';
+import { FlotillaError } from '../../src/errors/flotilla-error.ts';
+import type { KConfig } from '../../src/index.ts';
+import { controller, testApp } from '../helpers/app.ts';
 
 const handler = () => 'ok';
 
