@@ -79,8 +79,9 @@ export interface AppOptions {
   /** Add the process metrics (`process_*`, `nodejs_*`) to the registry (default: as `serveMetrics`). */
   processMetrics?: boolean;
   /**
-   * Listen on a socket of this process's own with SO_REUSEPORT (Linux), beside the other workers' on the
-   * same port, instead of through the cluster's primary (default false; the cluster's `balancing: kernel`).
+   * Listen with SO_REUSEPORT (Linux): beside other processes listening on the same port with it, the
+   * kernel spreading new connections among them by a hash of their addresses (default false; a cluster
+   * shares one socket among its workers instead, see `cluster.balancing`).
    */
   reusePort?: boolean;
   /** Bind no socket: the connections come from this source (the cluster's primary hands them over). */

@@ -477,7 +477,7 @@ export const CONFIG_SCHEMA = object(
         balancing: choice(['primary', 'kernel'], {
           default: 'primary',
           description:
-            "Who hands connections to workers: `primary` (the primary accepts each connection and hands it to the worker with the fewest unacknowledged hand-offs: a busy or stuck worker is passed over; what no worker can take waits in the primary's queue, see `overload`) or `kernel` (on Linux, a SO_REUSEPORT socket per worker, the kernel spreading new connections by a hash of their addresses: no hop through the primary, but a busy or stuck worker keeps its share of them waiting, and a worker killed resets those queued on its socket unless `net.ipv4.tcp_migrate_req` is 1; elsewhere one socket the workers share, `SCHED_NONE`, unevenly).",
+            "Who hands connections to workers: `kernel` (one listening socket the primary opens and shares with the workers, node:cluster's `SCHED_NONE`: a free worker accepts the next connection from its queue, so a busy or stuck worker takes none and a killed one loses none of those queued; no hop through the primary) or `primary` (the primary accepts each connection and hands it to the worker with the fewest unacknowledged hand-offs over IPC; what no worker can take waits in the primary's queue, see `overload`).",
         }),
         metricsIntervalMs: ms(100, 3_600_000, {
           default: 1_000,

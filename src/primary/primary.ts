@@ -5,7 +5,6 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
-import { ownSockets } from '../cluster/balancing.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Coordinator } from '../coordination/coordinator.ts';
@@ -26,7 +25,6 @@ import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
 import { TopicRelay } from './topic-relay.ts';
-import { workerPort } from './worker-port.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
 
 export interface PrimaryOptions {
@@ -85,7 +83,7 @@ export class Primary {
   #hosts = 0;
   /** The heap share of a worker in a memory-limited container (MiB); the service thread gets the same cap. */
   readonly #heapMB: number | undefined;
-  /** The port the workers listen on: the config's, or the one picked for `port: 0` (see `workerPort`). */
+  /** The port the workers listen on: the config's, or the primary's own listener's for `port: 0` with `balancing: primary`. */
   #port: number;
   /** The rate-limit counts of every worker (their store opened on the first hit). */
   readonly #counts = new ClusterCounts(() => openCounterStore(this.#config, this.#o.logger.child({ component: 'rate-limit' })));
@@ -195,11 +193,12 @@ export class Primary {
 
   /**
    * The port the workers serve: the primary's own listener with `balancing: primary`; otherwise the
-   * one `workerPort` picks. Undefined when the address is in use.
+   * config's (node:cluster shares one socket among the workers, port 0 included, and reports a port in
+   * use itself). Undefined when the address is in use.
    */
   async #bind(): Promise<number | undefined> {
-    const { host, port, cluster } = this.#config;
-    if (this.#distributor === undefined) return workerPort(this.#config, ownSockets(cluster.balancing));
+    const { host, port } = this.#config;
+    if (this.#distributor === undefined) return port;
     try {
       return (await this.#distributor.listen(host, port)).port;
     } catch (error) {

@@ -64,8 +64,8 @@ export class Supervisor {
 
   start(): void {
     this.#started = true;
-    // kernel: on Linux the workers' app listeners are their own SO_REUSEPORT sockets (`ownSockets`) and never
-    // reach node:cluster; SCHED_NONE shares any other listener (and the app's elsewhere) instead of round robin
+    // kernel: the workers share one listening socket (SCHED_NONE), each accepting from its queue; with primary,
+    // the app's connections come from the Distributor, and round robin is for any other listener of the service
     cluster.schedulingPolicy = this.#o.balancing === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
     cluster.setupPrimary({ exec: this.#o.exec, execArgv: [...this.#o.execArgv] });
     cluster.on('message', (worker, message: unknown) => this.#onMessage(worker, message));

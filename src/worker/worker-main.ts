@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
 import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
 import { awaitsStartHooks } from '../app/transport/start-hooks.ts';
-import { ownSockets } from '../cluster/balancing.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';
@@ -66,8 +65,6 @@ const app = new App(config, {
   runSchedulers: false,
   serveMetrics: false,
   processMetrics: true,
-  // balancing: kernel (Linux): a SO_REUSEPORT socket of our own; connections never pass through the primary
-  reusePort: ownSockets(config.cluster.balancing),
   ...(handed === undefined ? {} : { connections: handed }),
   topics,
 });

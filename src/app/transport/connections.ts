@@ -47,8 +47,9 @@ export class ConnectionTracker {
   #accepted = 0;
 
   /**
-   * `ownQueue`: the listening socket is this process's alone (SO_REUSEPORT), so its accept queue dies
-   * with it; a socket node:cluster shares lives on in the primary. `until`: connections are handed
+   * `ownQueue`: what the kernel queued on the listener is this process's to accept before closing it: a
+   * socket of its own (SO_REUSEPORT) resets them when it closes, and so does the socket node:cluster shares
+   * among a cluster's workers once the last one closed it (a worker cannot know it is not the last). `until`: connections are handed
    * over rather than accepted (see `ConnectionSource`): the drain takes them until it resolves.
    */
   constructor(

@@ -136,7 +136,8 @@ export class Lifecycle {
       this.#connections = new ConnectionTracker(server, this.#parts.handler, {
         // requests wait in a queue of ours, where admission control sees how long (see request-queue.ts)
         queued: config.overload.enabled,
-        ownQueue: reusePort,
+        // a cluster worker accepting from the socket its primary shares (`balancing: kernel`) may be the last to close it
+        ownQueue: reusePort || (this.#parts.role === 'worker' && source === undefined),
         until: source?.ended,
         upgrade: this.#parts.upgrade,
       });

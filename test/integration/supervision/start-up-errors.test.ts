@@ -48,12 +48,12 @@ for (const [where, source, frame] of [
   });
 }
 
-// kernel: the holder sets SO_REUSEPORT as another kernel-balanced cluster's workers do, so that workers
-// binding beside it would not fail on their own
+// the holder sets SO_REUSEPORT, as a program that means to share the port would: a cluster binds without it,
+// and is refused
 for (const balancing of ['primary', 'kernel'] as const) {
   test(`a port in use is said in words, and the cluster exits at once (balancing: ${balancing})`, async (t: TestContext) => {
     const blocker = createServer();
-    await new Promise<void>((resolve) => blocker.listen({ port: 0, host: '127.0.0.1', reusePort: balancing === 'kernel' }, resolve));
+    await new Promise<void>((resolve) => blocker.listen({ port: 0, host: '127.0.0.1', reusePort: true }, resolve));
     t.after(() => blocker.close());
     const port = (blocker.address() as { port: number }).port;
     const { exit, stderr, lines } = await start(t, { port, cluster: { balancing } });
