@@ -2,9 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * The route work run from the queue: `started` is when the request was read (its queueing counts in
- * its time); `admitted`: admission control upstream let it in (the primary's queue), never shed it here.
+ * its time); `admitted`: admission control upstream let it in (the primary's queue), never shed it here;
+ * `backlog`: how many requests still wait behind it (admission control sheds only a growing backlog).
  */
-export type QueuedHandler = (req: IncomingMessage, res: ServerResponse, started?: number, admitted?: boolean) => void;
+export type QueuedHandler = (req: IncomingMessage, res: ServerResponse, started?: number, admitted?: boolean, backlog?: number) => void;
 
 /** How long the queue serves requests before the event loop polls again (at least one request each time). */
 const SLICE_MS = 5;
@@ -99,7 +100,7 @@ export class RequestQueue {
         const { req, res, at } = this.#waiting[this.#head] as Waiting;
         this.#waiting[this.#head] = undefined;
         this.#head++;
-        this.#handler(req, res, at);
+        this.#handler(req, res, at, false, this.#waiting.length - this.#head);
       } while (this.#head < this.#waiting.length && performance.now() < until);
     } finally {
       if (this.#head === this.#waiting.length) {

@@ -38,13 +38,29 @@ function round(agent: Agent, port: number, path: string): Promise<Answer[]> {
   return Promise.all(Array.from({ length: CLIENTS }, () => get(agent, port, path)));
 }
 
+/**
+ * An open loop: `send` is called on schedule, every `everyMs` of wall time, whether or not earlier
+ * requests were answered (when the loop was busy, the missed sends are made at once), until `done`
+ * holds or `forMs` passed. Resolves with every answer.
+ */
+async function openLoop(send: () => Promise<Answer>, everyMs: number, forMs: number, done: () => boolean): Promise<Answer[]> {
+  const pending: Promise<Answer>[] = [];
+  const start = performance.now();
+  while (!done() && performance.now() - start < forMs) {
+    const due = Math.floor((performance.now() - start) / everyMs) + 1;
+    while (pending.length < due) pending.push(send());
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  return Promise.all(pending);
+}
+
 const OVERLOAD: KConfig = { overload: { delayTargetMs: 10, delayIntervalMs: 30, retryAfterS: 3 } };
 const CLIENTS = 6;
 /** A request's cost: CLIENTS of them in one turn of the loop keep the last one waiting well past the target. */
 const COST_MS = 15;
 
 describe('admission control', () => {
-  test('requests waiting behind each other: keep-alive clients get 503 OVERLOADED with Retry-After before any hook runs, /health stays 200; then it recovers', async (t: TestContext) => {
+  test('arrivals beyond capacity on keep-alive connections get 503 OVERLOADED with Retry-After before any hook runs, /health stays 200; then it recovers', async (t: TestContext) => {
     const { app, logs } = testApp(OVERLOAD);
     let hooked = 0;
     app.registerController(
@@ -66,18 +82,25 @@ describe('admission control', () => {
       ),
     );
     const port = await serve(t, app);
-    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    const agent = new Agent({ keepAlive: true });
     t.after(() => agent.destroy());
     t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
 
-    let served = 1;
-    let shed: Answer | undefined;
-    while (shed === undefined) {
-      for (const answer of await round(agent, port, '/work')) {
-        if (answer.status === 200) served++;
-        else shed = answer;
-      }
-    }
+    // a request every 5 ms, each 15 ms of work: three times what the App can serve
+    let shedSeen = false;
+    const answers = await openLoop(
+      () =>
+        get(agent, port, '/work').then((a) => {
+          if (a.status !== 200) shedSeen = true;
+          return a;
+        }),
+      COST_MS / 3,
+      10_000,
+      () => shedSeen,
+    );
+    const served = 1 + answers.filter((a) => a.status === 200).length;
+    const shed = answers.find((a) => a.status !== 200);
+    t.assert.ok(shed !== undefined, 'shed within 10 s of arrivals at three times the capacity');
     t.assert.strictEqual(shed.status, 503);
     t.assert.strictEqual(shed.headers['retry-after'], '3');
     t.assert.strictEqual(shed.headers['content-type'], 'application/problem+json');
@@ -103,7 +126,7 @@ describe('admission control', () => {
     t.assert.match(await app.registry.metrics(), /^flotilla_admission_state 0$/m);
   });
 
-  test("new connections waiting in the listener's accept queue are seen waiting: the oldest get 503 OVERLOADED", async (t: TestContext) => {
+  test("new connections arriving beyond capacity wait in the listener's accept queue, are seen waiting: the oldest get 503 OVERLOADED", async (t: TestContext) => {
     // each request alone is shorter than the target: only the wait in the accept queue (libuv accepts one
     // connection per turn) can make one late, and the RequestQueue empties that queue before serving
     const { app } = testApp(OVERLOAD);
@@ -119,15 +142,72 @@ describe('admission control', () => {
     );
     const port = await serve(t, app);
     const fresh = () => get(new Agent({ keepAlive: false }), port, '/work');
-    let shed: Answer | undefined;
-    for (let round = 0; round < 50 && shed === undefined; round++) {
-      const answers = await Promise.all(Array.from({ length: 30 }, fresh));
-      shed = answers.find((a) => a.status !== 200);
-    }
-    t.assert.ok(shed !== undefined, 'shed within 50 rounds of 30 new connections');
+    // a new connection every 2 ms, each 5 ms of work
+    let shedSeen = false;
+    const answers = await openLoop(
+      () =>
+        fresh().then((a) => {
+          if (a.status !== 200) shedSeen = true;
+          return a;
+        }),
+      2,
+      10_000,
+      () => shedSeen,
+    );
+    const shed = answers.find((a) => a.status !== 200);
+    t.assert.ok(shed !== undefined, 'shed within 10 s of new connections at 2.5 times the capacity');
     t.assert.strictEqual(shed.status, 503);
     t.assert.strictEqual(JSON.parse(shed.body).code, 'OVERLOADED');
     t.assert.strictEqual(shed.headers['retry-after'], '3');
+  });
+
+  test('a closed loop, however saturating, is never shed: keep-alive clients that wait for each answer, requests waiting far past the target', async (t: TestContext) => {
+    const { app, logs } = testApp(OVERLOAD);
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/work',
+        handler: () => {
+          busy(COST_MS);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
+    t.after(() => agent.destroy());
+    // each round: CLIENTS requests at once, the last waiting (CLIENTS - 1) × 15 ms, past the 10 ms target
+    for (let i = 0; i < 30; i++) {
+      t.assert.deepStrictEqual(
+        (await round(agent, port, '/work')).map((a) => a.status),
+        Array(CLIENTS).fill(200),
+      );
+    }
+    t.assert.strictEqual(logs.lines.filter((l) => String(l['msg']).startsWith('overloaded')).length, 0);
+  });
+
+  test('a closed loop of new connections is never shed: each client opens the next once answered', async (t: TestContext) => {
+    const { app, logs } = testApp(OVERLOAD);
+    app.registerController(
+      controller({
+        method: 'GET',
+        path: '/work',
+        handler: () => {
+          busy(5);
+          return { ok: true };
+        },
+      }),
+    );
+    const port = await serve(t, app);
+    const client = async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 15; i++) statuses.push((await get(new Agent({ keepAlive: false }), port, '/work')).status);
+      return statuses;
+    };
+    // 30 clients, each waiting for its answer: up to 30 × 5 ms of queue, past the target, bounded
+    const statuses = (await Promise.all(Array.from({ length: 30 }, client))).flat();
+    t.assert.deepStrictEqual(statuses, Array(30 * 15).fill(200));
+    t.assert.strictEqual(logs.lines.filter((l) => String(l['msg']).startsWith('overloaded')).length, 0);
   });
 
   test('overload.enabled false: requests waiting behind each other are all served', async (t: TestContext) => {
@@ -194,12 +274,16 @@ describe('Admission', () => {
 });
 
 describe('Admission: two thresholds', () => {
-  /** Requests that each waited `ms` (read that long ago, starting now), for `forMs` of real time. */
-  async function waiting(admission: Admission, ms: number, forMs: number): Promise<void> {
-    const until = performance.now() + forMs;
+  /**
+   * Requests that each waited `ms` (read that long ago, starting now), for `forMs` of real time, leaving
+   * behind them a backlog that grows by `growth` requests a millisecond from `from` (a closed loop: 0).
+   */
+  async function waiting(admission: Admission, ms: number, forMs: number, growth = 1, from = 0): Promise<void> {
+    const start = performance.now();
+    const until = start + forMs;
     while (performance.now() < until) {
       const now = performance.now();
-      admission.admit(now - ms, now);
+      admission.admit(now - ms, now, Math.round(from + growth * (now - start)));
       // several requests per probe (due every millisecond here), as under load
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -221,15 +305,31 @@ describe('Admission: two thresholds', () => {
     t.after(() => admission.stop());
     await waiting(admission, 200, 400);
     t.assert.strictEqual(admission.shedding, false, 'waits of 200 ms: the queue stands, but under the 400 ms target');
-    await waiting(admission, 600, 20);
+    await waiting(admission, 600, 20, 1, 400);
     t.assert.strictEqual(admission.shedding, true, 'past the target after standing for an interval: at once');
     const now = performance.now();
     t.assert.strictEqual(admission.admit(now - 150, now), false, 'waited 150 ms, past shedAfterMs: 503');
     t.assert.strictEqual(admission.admit(now - 3, now), true, 'waited 3 ms: served');
-    await waiting(admission, 200, 400);
+    await waiting(admission, 200, 400, 0, 420);
     t.assert.strictEqual(admission.shedding, true, 'waits of 200 ms, under the target but past shedAfterMs: still shedding');
-    await waiting(admission, 1, 400);
+    await waiting(admission, 1, 400, 0);
     t.assert.strictEqual(admission.shedding, false, 'waits of 1 ms for an interval: admitting again');
+  });
+
+  test('a backlog that stopped growing is a bounded load: waits far past the target for many intervals shed nothing', async (t: TestContext) => {
+    const admission = new Admission(options);
+    t.after(() => admission.stop());
+    // a closed loop's clients come in at once (the backlog jumps to 64), then each answer lets one more in
+    await waiting(admission, 1, 20, 3);
+    await waiting(admission, 600, 1_000, 0, 64);
+    t.assert.strictEqual(admission.shedding, false);
+  });
+
+  test('a single request that waited long (the loop held by the one before it) sheds nothing', async (t: TestContext) => {
+    const admission = new Admission(options);
+    t.after(() => admission.stop());
+    await waiting(admission, 600, 1_000, 0, 1);
+    t.assert.strictEqual(admission.shedding, false);
   });
 });
 
