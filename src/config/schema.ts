@@ -475,7 +475,7 @@ export const CONFIG_SCHEMA = object(
             'Up to this many more requests per worker, drawn at random for each, so that workers started together are not recycled together. Requires `maxRequests`.',
         }),
         balancing: choice(['primary', 'kernel'], {
-          default: 'primary',
+          default: 'kernel',
           description:
             "Who hands connections to workers: `kernel` (one listening socket the primary opens and shares with the workers, node:cluster's `SCHED_NONE`: a free worker accepts the next connection from its queue, so a busy or stuck worker takes none and a killed one loses none of those queued; no hop through the primary) or `primary` (the primary accepts each connection and hands it to the worker with the fewest unacknowledged hand-offs over IPC; what no worker can take waits in the primary's queue, see `overload`).",
         }),

@@ -3,6 +3,9 @@ import { connect } from 'node:net';
 import { type TestContext, test } from 'node:test';
 import { get, sample, scrapeUntil, startCluster, who } from '../helpers/cluster.ts';
 
+/** These tests are about the primary's hand-off: `balancing: primary` (the default is `kernel`). */
+const PRIMARY = { cluster: { balancing: 'primary' } };
+
 // The primary's own connection hand-off (cluster.balancing: primary, src/primary/distributor.ts), with
 // the real CLI, real workers and raw sockets: what a client sees when every worker is saturated, when it
 // leaves while it waits, when a worker is stuck, and when the cluster shuts down with connections queued.
@@ -47,7 +50,7 @@ function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000):
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
 test('with every worker saturated, the primary answers the excess itself: 503 OVERLOADED with Retry-After', async (t: TestContext) => {
-  const cluster = startCluster(t);
+  const cluster = startCluster(t, { config: PRIMARY });
   const { appPort, metricsPort } = await cluster.ready();
   // one blocking request per worker: neither reads its IPC channel for 3 s
   const busy = [rawGet(appPort, '/busy?ms=3000'), rawGet(appPort, '/busy?ms=3000')];
@@ -78,7 +81,7 @@ test('with every worker saturated, the primary answers the excess itself: 503 OV
 
 test('a connection whose client left while it waited in the primary is never handed to a worker', async (t: TestContext) => {
   // a queue that never sheds: the connection waits until a worker is free again
-  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort, metricsPort } = await cluster.ready();
   const busy = [rawGet(appPort, '/busy?ms=2000'), rawGet(appPort, '/busy?ms=2000')];
   await settle();
@@ -101,7 +104,7 @@ test('a connection whose client left while it waited in the primary is never han
 
 test('a stuck worker receives no new connection after the first it cannot acknowledge', async (t: TestContext) => {
   // the watchdog off: the stuck worker stays stuck for the whole test
-  const cluster = startCluster(t, { config: { cluster: { heartbeatTimeoutMs: 0 } } });
+  const cluster = startCluster(t, { config: { cluster: { balancing: 'primary', heartbeatTimeoutMs: 0 } } });
   const { appPort, workers } = await cluster.ready();
   void rawGet(appPort, '/hang', 60_000);
   await settle();
@@ -121,7 +124,7 @@ test('a stuck worker receives no new connection after the first it cannot acknow
 });
 
 test('SIGTERM with connections queued in the primary: each is answered, none is reset', async (t: TestContext) => {
-  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort } = await cluster.ready();
   const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
   await settle();
@@ -138,7 +141,7 @@ test('SIGTERM with connections queued in the primary: each is answered, none is 
 });
 
 test('a large upload that waited in the primary reaches the worker whole', async (t: TestContext) => {
-  const cluster = startCluster(t, { config: { overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
+  const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort } = await cluster.ready();
   const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
   await settle();

@@ -2,8 +2,8 @@ import { type TestContext, test } from 'node:test';
 import { listeningSocketHolders } from '../../tools/proc.ts';
 import { allGone, byMsg, get, startCluster, who } from '../helpers/cluster.ts';
 
-test('requests on separate connections are served by every worker, never by the primary', async (t: TestContext) => {
-  const cluster = startCluster(t);
+test('with cluster.balancing: primary, requests on separate connections are served by every worker, never by the primary', async (t: TestContext) => {
+  const cluster = startCluster(t, { config: { cluster: { balancing: 'primary' } } });
   const { appPort, workers } = await cluster.ready();
   const workerPids = new Set(workers.values());
   t.assert.strictEqual(workerPids.size, 2, 'two distinct worker processes are up');
@@ -23,8 +23,8 @@ test('requests on separate connections are served by every worker, never by the 
   }
 });
 
-test('with cluster.balancing: kernel the workers accept connections themselves, never the primary', async (t: TestContext) => {
-  const cluster = startCluster(t, { config: { cluster: { balancing: 'kernel' } } });
+test('by default (cluster.balancing: kernel) the workers accept connections themselves, never the primary', async (t: TestContext) => {
+  const cluster = startCluster(t);
   const { appPort, workers } = await cluster.ready();
   const workerPids = new Set(workers.values());
   // whichever worker accepts first gets the connection: the spread follows who is free, but only workers answer
