@@ -41,6 +41,8 @@ export class ConnectionTracker {
   /** Fresh connections the drain waits for, and how to tell it they are settled. */
   readonly #awaited = new Map<Socket, () => void>();
   readonly #ownQueue: boolean;
+  /** The requests read and not yet served (with `queued`). */
+  readonly #queue: RequestQueue | undefined;
   /** Connections handed over (no listener of our own) may arrive until this resolves. */
   readonly #until: Promise<void> | undefined;
   #draining = false;
@@ -74,6 +76,7 @@ export class ConnectionTracker {
     this.#until = until;
     // handed connections (no listener of our own) wait in the primary's queue first
     const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined }) : undefined;
+    this.#queue = queue;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;
       queue?.accepted();
@@ -119,7 +122,8 @@ export class ConnectionTracker {
    * its request or `graceMs` passed (stragglers are then destroyed). With a
    * listener of our own, what the kernel already queued on it is accepted
    * first (`acceptQueued`): closing a listening socket resets them. Handed
-   * connections are taken until their source ends.
+   * connections are taken until their source ends. Resolves once the requests
+   * read meanwhile have left the request queue for the route work.
    */
   async drain(graceMs: number): Promise<void> {
     this.#draining = true;
@@ -135,6 +139,8 @@ export class ConnectionTracker {
     await this.#settle(fresh, settled, graceMs);
     // the connections busy at the drain's start join these as their responses end
     while (this.#silences.size > 0) await Promise.all(this.#silences);
+    // what was read meanwhile is handed to the route work, where the App's in-flight count sees it
+    await this.#queue?.idle();
   }
 
   /**

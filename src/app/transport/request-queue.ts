@@ -55,6 +55,8 @@ export class RequestQueue {
   /** Turns in a row that only drained. */
   #drained = 0;
   readonly #ownListener: boolean;
+  /** Resolved once the queue is empty (see {@link idle}). */
+  #waiters: (() => void)[] = [];
 
   /** `ownListener`: the process accepts its connections itself, rather than being handed them. */
   constructor(handler: QueuedHandler, { ownListener }: { ownListener: boolean }) {
@@ -65,6 +67,14 @@ export class RequestQueue {
   /** How many requests wait. */
   get size(): number {
     return this.#waiting.length - this.#head;
+  }
+
+  /**
+   * Resolves once no request waits: every one read has been handed to the route work (where the App's
+   * in-flight count sees it). A shutdown waits for it before it waits for the requests in flight.
+   */
+  idle(): Promise<void> {
+    return this.size === 0 ? Promise.resolve() : new Promise((resolve) => this.#waiters.push(resolve));
   }
 
   /** A connection was accepted (or handed over) in this turn of the loop; only our own listener's count. */
@@ -106,6 +116,7 @@ export class RequestQueue {
       if (this.#head === this.#waiting.length) {
         this.#waiting.length = 0;
         this.#head = 0;
+        if (this.#waiters.length > 0) for (const wake of this.#waiters.splice(0)) wake();
       } else {
         // a queue that never empties (steady overload) drops its served part now and then
         if (this.#head >= 1024 && this.#head * 2 >= this.#waiting.length) {

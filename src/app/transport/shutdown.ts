@@ -53,7 +53,8 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
   const drained = plan.connections?.drain(FRESH_CONNECTION_GRACE_MS) ?? Promise.resolve();
 
   phase('finish-in-flight', { inFlight: inFlight.count });
-  await untilDeadline(Promise.all([drained, inFlight.idle(), plan.sockets?.()]));
+  // a request read during the drain waits in the request queue before it is in flight: the count is read after it
+  await untilDeadline(Promise.all([drained.then(() => inFlight.idle()), plan.sockets?.()]));
   server?.close();
 
   for (const [index, hook] of plan.hooks.entries()) {

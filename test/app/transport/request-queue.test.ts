@@ -30,6 +30,29 @@ function recorder(): {
 }
 
 describe('RequestQueue', () => {
+  test('idle resolves once every queued request has been handed over, and at once when none waits', async (t: TestContext) => {
+    const { served, handler } = recorder();
+    const queue = new RequestQueue(handler, { ownListener: true });
+    await queue.idle();
+    for (const url of ['/a', '/b']) queue.push(request(url), response);
+    let idle = false;
+    const waiting = queue.idle().then(() => {
+      idle = true;
+    });
+    t.assert.strictEqual(idle, false);
+    await waiting;
+    t.assert.deepStrictEqual(served, ['/a', '/b'], 'handed over before idle resolved');
+    t.assert.strictEqual(queue.size, 0);
+  });
+
+  test('passes each request the backlog left behind it', async (t: TestContext) => {
+    const backlogs: number[] = [];
+    const queue = new RequestQueue((_req, _res, _at, _admitted, backlog) => backlogs.push(backlog ?? -1), { ownListener: true });
+    for (const url of ['/a', '/b', '/c']) queue.push(request(url), response);
+    await queue.idle();
+    t.assert.deepStrictEqual(backlogs, [2, 1, 0]);
+  });
+
   test('serves after the turn that read them, first in first out, each with the time it was read', async (t: TestContext) => {
     const { served, started, handler } = recorder();
     const queue = new RequestQueue(handler, { ownListener: true });
