@@ -35,7 +35,7 @@ test('the supervision keys have their defaults; 0 means off for the watchdog, me
   assert.equal(cluster.maxMemoryMB, 0);
   assert.equal(cluster.maxRequests, 0);
   assert.equal(cluster.maxRequestsJitter, 0);
-  assert.equal(cluster.balancing, 'primary');
+  assert.equal(cluster.balancing, 'kernel');
   assert.equal(cluster.metricsIntervalMs, 1_000);
   assert.equal(cluster.allowFastRestarts, false);
   assert.equal(cluster.allowOversubscription, false);
