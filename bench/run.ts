@@ -9,6 +9,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { buildBaseline, buildCompiled, resolveRevision } from './lib/build.ts';
+import { CLUSTER_COMPARE_NOTES, runClusterCompare } from './lib/cluster-compare.ts';
+import { writeClusterCompareReport } from './lib/cluster-compare-report.ts';
 import { CONTENDERS, type Contender, roundOrder, runsIn, SCENARIOS } from './lib/contenders.ts';
 import { FOOTPRINT_NOISY_PCT, runFootprint, SETTLE_MS, WARMUP_REQUESTS } from './lib/footprint.ts';
 import { writeFootprintReport } from './lib/footprint-report.ts';
@@ -34,7 +36,8 @@ const [serverCore, wrkCore] = pin ? [0, 1] : [undefined, undefined];
 const t0 = performance.now();
 const log = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-for (const name of opts.scenarios ?? []) {
+// (the cluster comparison names its own cases)
+for (const name of opts.clusterCompare ? [] : (opts.scenarios ?? [])) {
   if (!SCENARIOS.some((s) => s.name === name)) throw new Error(`no scenario '${name}': ${SCENARIOS.map((s) => s.name).join(', ')}`);
 }
 const scenarios = SCENARIOS.filter((s) => opts.scenarios === undefined || opts.scenarios.includes(s.name));
@@ -74,6 +77,33 @@ if (opts.footprint) {
     ],
   };
   process.stdout.write(`\n${writeFootprintReport(`${ROOT}bench/results`, opts.out, { meta, ...measured })}\n`);
+  process.exit(0);
+}
+
+if (opts.clusterCompare) {
+  const busy = await waitQuiet(30, 0.1, (b) => log(`waiting for an idle machine: ${Math.round(b * 100)} % busy`));
+  if (busy >= 0.1) log(`the machine is still ${Math.round(busy * 100)} % busy: expect noisy numbers`);
+  log(`cluster comparison: flotilla, Fastify in node:cluster and Watt, ${opts.rounds} rounds of ${opts.durationS} s`);
+  const measured = await runClusterCompare({
+    rounds: opts.rounds,
+    durationS: opts.durationS,
+    warmupS: opts.warmupS,
+    ...(opts.scenarios === undefined ? {} : { only: opts.scenarios }),
+    serverCore,
+    wrkCore,
+    log,
+  });
+  const meta = {
+    ...machineMeta(wrk),
+    rounds: opts.rounds,
+    durationS: opts.durationS,
+    warmupS: opts.warmupS,
+    servers: opts.source ? 'servers from the .ts sources' : 'servers compiled to JavaScript',
+    pinning: pin ? 'every process and thread of each contender on core 0, wrk on core 1' : 'none (fewer than 2 cores)',
+    busyAtStartPct: Math.round(busy * 100),
+    notes: CLUSTER_COMPARE_NOTES,
+  };
+  process.stdout.write(`\n${writeClusterCompareReport(`${ROOT}bench/results`, opts.out, { meta, ...measured })}\n`);
   process.exit(0);
 }
 

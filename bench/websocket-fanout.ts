@@ -1,6 +1,6 @@
 /**
  * `node --conditions=source bench/websocket-fanout.ts [--subscribers 1000] [--workers 2]`: fan-out
- * of `app.publish` through a real cluster (`flotilla start`, `balancing: primary`). One client socket
+ * of `app.publish` through a real cluster (`flotilla start`, its default balancing). One client socket
  * publishes (a message on `GET /pub`, carrying its send time); `--subscribers` sockets on `GET /sub`,
  * spread over the workers, receive. All clients live in this process, so the latency is measured on
  * one clock: publish → received, through worker → primary → every worker → socket.
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
     const lines = [
       '# WebSocket fan-out',
       '',
-      `Measured ${new Date().toISOString()} by \`node --conditions=source bench/websocket-fanout.ts\`: \`flotilla start\`, ${WORKERS} workers (\`balancing: primary\`), ${SUBSCRIBERS} subscribed sockets spread over the workers, one publishing socket; every client in the bench process (publish and receipt on one clock). Messages of ~120 bytes. Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg()[0]?.toFixed(2)} at the end; shared, so figures are indicative.`,
+      `Measured ${new Date().toISOString()} by \`node --conditions=source bench/websocket-fanout.ts\`: \`flotilla start\`, ${WORKERS} workers (default balancing), ${SUBSCRIBERS} subscribed sockets spread over the workers, one publishing socket; every client in the bench process (publish and receipt on one clock). Messages of ~120 bytes. Machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), load average ${loadavg()[0]?.toFixed(2)} at the end; shared, so figures are indicative.`,
       '',
       '| measure | value |',
       '|---|---|',

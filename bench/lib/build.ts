@@ -10,7 +10,8 @@ const FOLDERS = ['bench/servers', 'bench/services'];
 /** YAML files naming a `service: *.ts`, pointed at the compiled `.js` in the copy. */
 const YAMLS = [
   'bench/servers/flotilla-cluster.yaml',
-  'bench/servers/flotilla-cluster-kernel.yaml',
+  'bench/servers/flotilla-cluster-primary.yaml',
+  'bench/servers/flotilla-cluster-compare.yaml',
   'bench/services/metrics-cluster.yaml',
   'bench/services/metrics-cluster-stuck.yaml',
 ];

@@ -11,7 +11,8 @@ function git(...args: string[]): string {
   }
 }
 
-function version(pkg: string): string {
+/** The version of `pkg` in the repository's node_modules (`?` when it is not installed). */
+export function packageVersion(pkg: string): string {
   try {
     return (JSON.parse(readFileSync(`${ROOT}node_modules/${pkg}/package.json`, 'utf8')) as { version: string }).version;
   } catch {
@@ -34,7 +35,7 @@ export function machineMeta(wrk: string): Record<string, unknown> & { date: stri
     versions: Object.fromEntries(
       ['fastify', '@fastify/cors', 'express', 'cors', 'pino', 'prom-client', 'find-my-way', '@opentelemetry/api'].map((p) => [
         p,
-        version(p),
+        packageVersion(p),
       ]),
     ),
   };

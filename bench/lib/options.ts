@@ -34,6 +34,8 @@ export interface Options {
   footprint: boolean;
   /** `--footprint-strace`: also `strace -c -f -p` one worker of each for an idle window. */
   footprintStrace: boolean;
+  /** `--cluster-compare`: only flotilla's cluster, Fastify in node:cluster and Platformatic Watt, 2 workers each, side by side. */
+  clusterCompare: boolean;
 }
 
 export const USAGE = `npm run bench [-- options]
@@ -64,6 +66,11 @@ export const USAGE = `npm run bench [-- options]
                         wake-ups per process and thread over 10 s without traffic, and spawn → first 200 with a
                         warm and a cold compile cache; writes bench/results/footprint.md + .json (or --out NAME)
   --footprint-strace    with --footprint: also strace -c -f one worker of each for 10 s idle (if strace is installed)
+  --cluster-compare     only three 2-worker clusters side by side: flotilla (CLI, default balancing), Fastify 5 in
+                        node:cluster and Platformatic Watt (installed on first use into bench/.watt/), request log
+                        off, keep-alive and Connection: close at 64 and 256 connections, alternating rounds (3 unless
+                        --rounds, 1 allowed); --scenario picks cases (keep-alive-64, close-64, keep-alive-256,
+                        close-256); writes bench/results/cluster-compare.md + .json (or --out NAME)
 `;
 
 export function parseOptions(argv: string[]): Options {
@@ -86,6 +93,7 @@ export function parseOptions(argv: string[]): Options {
       baseline: { type: 'string' },
       footprint: { type: 'boolean', default: false },
       'footprint-strace': { type: 'boolean', default: false },
+      'cluster-compare': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
@@ -95,18 +103,20 @@ export function parseOptions(argv: string[]): Options {
   }
   const quick = values.quick;
   const footprint = values.footprint || values['footprint-strace'];
+  const clusterCompare = values['cluster-compare'];
   const num = (v: string | undefined, fallback: number) => (v === undefined ? fallback : Number(v));
   const only = values.only?.split(',').filter((s) => s !== '');
   return {
     mode: quick ? 'quick' : 'full',
-    rounds: Math.max(3, num(values.rounds, quick || footprint ? 3 : 5)),
+    // the cluster comparison takes a single round too (a short check); the others need 3 for their medians
+    rounds: Math.max(clusterCompare ? 1 : 3, num(values.rounds, quick || footprint || clusterCompare ? 3 : 5)),
     durationS: num(values.duration, quick ? 2 : 3),
     warmupS: num(values.warmup, quick ? 2 : 5),
     connections: num(values.connections, 50),
     coldStarts: quick ? 1 : 5,
     scrapes: quick ? 100 : 200,
     only: only === undefined ? undefined : [...new Set(['floor', 'fastify', ...only])],
-    scenarios: values.scenario === undefined ? (quick ? ['list', 'close'] : undefined) : values.scenario.split(','),
+    scenarios: values.scenario === undefined ? (quick && !clusterCompare ? ['list', 'close'] : undefined) : values.scenario.split(','),
     extras: !values['no-extras'],
     metricsOnly: values['metrics-only'],
     serializerOnly: values['serializer-only'],
@@ -114,11 +124,12 @@ export function parseOptions(argv: string[]): Options {
     serializerCalls: quick ? 5_000 : 20_000,
     stuckScrapes: quick ? 200 : 500,
     snapshotIterations: quick ? 300 : 1000,
-    out: values.out ?? (footprint ? 'footprint' : quick ? 'quick' : 'latest'),
+    out: values.out ?? (footprint ? 'footprint' : clusterCompare ? 'cluster-compare' : quick ? 'quick' : 'latest'),
     profile: values.profile,
     source: values.source,
     baseline: values.baseline,
     footprint,
     footprintStrace: values['footprint-strace'],
+    clusterCompare,
   };
 }

@@ -16,7 +16,7 @@ export const runtime: Runtime = { root: ROOT, source: true };
 /** Every contender's logs go to stdout, and stdout goes here: the same sink for all, never a TTY. */
 const LOG_SINK = openSync('/dev/null', 'w');
 
-/** How to start a server: a script in `bench/servers/`, or the flotilla CLI on a YAML file. */
+/** How to start a server: a script in `bench/servers/`, the flotilla CLI on a YAML file, or another node script (`script`). */
 export interface Launch {
   /** `servers/x.ts` (a script taking the port as argv[2]) or `servers/x.yaml` (started by `flotilla start`). */
   entry: string;
@@ -29,6 +29,11 @@ export interface Launch {
   nodeFlags?: string[];
   /** Default: `runtime`. */
   runtime?: Runtime;
+  /**
+   * A node script and its arguments to run instead of the one `entry` names (another CLI, e.g.
+   * `wattpm start <folder>`); `entry` then only names the contender's files. Paths relative to the runtime's root.
+   */
+  script?: string[];
 }
 
 const live = new Set<ChildProcess>();
@@ -70,9 +75,11 @@ export class ServerProcess {
     const { root, source } = launch.runtime ?? runtime;
     const node = [process.execPath, ...(source ? ['--conditions=source'] : []), ...(launch.nodeFlags ?? [])];
     const js = (path: string) => (source ? path : path.replace(/\.ts$/, '.js'));
-    const target = launch.entry.endsWith('.yaml')
-      ? [js('src/cli/main.ts'), 'start', '--config', `bench/${launch.entry}`]
-      : [js(`bench/${launch.entry}`), String(port)];
+    const target =
+      launch.script ??
+      (launch.entry.endsWith('.yaml')
+        ? [js('src/cli/main.ts'), 'start', '--config', `bench/${launch.entry}`]
+        : [js(`bench/${launch.entry}`), String(port)]);
     const argv = [...node, ...target];
     const [cmd, ...args] = launch.core === undefined ? argv : ['taskset', '-c', String(launch.core), ...argv];
     this.child = spawn(cmd!, args, {

@@ -127,7 +127,7 @@ export interface Target {
 }
 
 /** The cluster contenders, each compared with `flotilla-full` (the same App and defaults, standalone). */
-export const CLUSTERS = ['flotilla-cluster', 'flotilla-cluster-kernel'] as const;
+export const CLUSTERS = ['flotilla-cluster', 'flotilla-cluster-primary'] as const;
 
 /** The issue's targets, from this run's numbers (ratios within the run, round by round). */
 export function targets(runs: readonly Run[], rows: Record<string, Row[]>, scenarios: readonly Scenario[], extras: Extras): Target[] {
@@ -187,7 +187,7 @@ export function targets(runs: readonly Run[], rows: Record<string, Row[]>, scena
       add(
         `[${scenario}] flotilla cluster (primary hand-off) / Fastify in node:cluster, CPU per request`,
         '<= 1.00',
-        pairedRatio(runs, scenario, 'flotilla-cluster', 'fastify-cluster', 'cpuPer1k'),
+        pairedRatio(runs, scenario, 'flotilla-cluster-primary', 'fastify-cluster', 'cpuPer1k'),
         '×',
         (v) => v <= 1,
       );

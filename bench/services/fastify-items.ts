@@ -9,12 +9,23 @@
  * flotilla, it compresses nothing for wrk's requests, which accept no
  * encoding, but adds `Vary: Accept-Encoding`). Without response schemas the replies are serialized with
  * JSON.stringify; with them (the same `Page<T>` and item schemas as flotilla's,
- * schemas.ts) Fastify compiles them with fast-json-stringify.
+ * schemas.ts) Fastify compiles them with fast-json-stringify. The request log
+ * line can be turned off (Fastify's `disableRequestLogging`), as flotilla's
+ * `logging.requests: false`.
  */
 import { randomUUID } from 'node:crypto';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
-import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+  type RawReplyDefaultExpression,
+  type RawRequestDefaultExpression,
+  type RawServerDefault,
+} from 'fastify';
+import type { Logger } from 'pino';
 import {
   announce,
   COMPRESSION_THRESHOLD,
@@ -41,6 +52,7 @@ const record = requestMetrics();
 class OneLinePerRequest extends LogController {
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
     const line = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
@@ -60,11 +72,23 @@ function sendProblem(request: FastifyRequest, reply: FastifyReply, status: numbe
     .send(problemBody(status, code, detail, pathOf(request.url), request.id));
 }
 
-/** Runs Fastify with the items routes on `portArg()` and announces `ready <port>` on stderr. */
-export async function runFastify(responseSchemas: boolean): Promise<void> {
+/** Whether the `LOG_REQUESTS` environment variable leaves the request log line on (anything but `false`). */
+export function requestLogFromEnv(): boolean {
+  return process.env['LOG_REQUESTS'] !== 'false';
+}
+
+/** The Fastify app of the items routes (with the bench's pino logger). */
+export type ItemsFastify = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
+
+/**
+ * The Fastify app with the items routes, ready to listen (not listening):
+ * `responseSchemas` compiles the replies' schemas, `requestLog` writes one log
+ * line per request.
+ */
+export async function buildFastify(responseSchemas: boolean, requestLog = true): Promise<ItemsFastify> {
   const app = Fastify({
     loggerInstance: benchLogger('items'),
-    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId' }),
+    logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId', disableRequestLogging: !requestLog }),
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     keepAliveTimeout: 72_000,
@@ -112,7 +136,12 @@ export async function runFastify(responseSchemas: boolean): Promise<void> {
       return item;
     },
   );
+  return app;
+}
 
+/** Runs Fastify with the items routes on `portArg()` and announces `ready <port>` on stderr. */
+export async function runFastify(responseSchemas: boolean, requestLog = true): Promise<void> {
+  const app = await buildFastify(responseSchemas, requestLog);
   const port = portArg();
   await app.listen({ port, host: '127.0.0.1' });
   announce(port);
