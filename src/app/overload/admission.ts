@@ -42,10 +42,12 @@ export interface AdmissionOptions {
  * answer before it sends again: a benchmark, a connection pool) can make requests wait long, N times
  * a request's cost, but its backlog stops growing once its N requests are in: an answer lets one more
  * in, no more. Only arrivals beyond what the worker can serve make the backlog keep growing, and only
- * those are shed. The bar is high because a worker's share of a closed loop drifts: each client's next
- * connection is accepted by whichever worker is free first, and a worker the machine held up a moment
- * leaves the others more clients (22 → 44 of 64 clients on 2 workers, measured on a busy machine); a
- * bounded share does not triple past 16 more. At 3× capacity the backlog triples within a few intervals. A single client whose heavy request held the loop leaves a backlog of one.
+ * those are shed. The bar is high because a worker's share of a closed loop drifts: each client's
+ * next connection is accepted by whichever worker is free first, and a worker the machine held up a
+ * moment leaves the others more clients (22 → 44 of 64 clients on 2 workers, measured on a busy
+ * machine); a bounded share does not triple past 16 more. At 3× capacity the backlog triples within a
+ * few intervals, and the first 503s are the slower for it (reliability/results). A single client
+ * whose heavy request held the loop leaves a backlog of one.
  *
  * Measured at the requests rather than at the probe: a client sending heavy requests one after the
  * other over a socket keeps the loop busy, yet each request is read in a turn of its own, after the
