@@ -14,7 +14,7 @@ import { machineMeta, packageVersion } from './meta.ts';
 import { checkParity } from './parity.ts';
 import { processTree, waitQuiet } from './proc.ts';
 import { freePort, ROOT, runtime, ServerProcess } from './server-process.ts';
-import { NOISY_PCT, pairedRatio, summarize } from './summary.ts';
+import { NOISY_PCT, pairedRatio, type Row, summarize } from './summary.ts';
 import { ensureWatt, type Watt } from './watt.ts';
 
 export const FLOTILLA = 'flotilla-cluster';
@@ -105,15 +105,8 @@ function acceptors(server: ServerProcess): string {
   return `${sockets.length} listening socket${sockets.length === 1 ? '' : 's'}: ${sockets.map((h) => h.map(role).join(' + ')).join('; ')}`;
 }
 
-export interface CompareRow {
-  contender: string;
-  title: string;
-  rounds: number;
-  roundsUsed: number;
-  rps: number;
-  rpsRange: [number, number];
-  p50Ms: number;
-  p99Ms: number;
+/** The medians of a contender as the main report has them ({@link Row}), with what this comparison adds. */
+export interface CompareRow extends Pick<Row, 'contender' | 'title' | 'rounds' | 'roundsUsed' | 'rps' | 'rpsRange' | 'p50Ms' | 'p99Ms'> {
   /** CPU-seconds of the whole process tree (every process and thread) per 1 000 requests. */
   cpuPer1k: number;
   /** Responses with a status of 400 or more, over every round. */
