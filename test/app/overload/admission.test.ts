@@ -54,6 +54,22 @@ async function openLoop(send: () => Promise<Answer>, everyMs: number, forMs: num
   return Promise.all(pending);
 }
 
+/** An App serving `GET /work`, `costMs` of CPU each, listening on `port`. */
+async function workApp(t: TestContext, config: KConfig, costMs: number): Promise<ReturnType<typeof testApp> & { port: number }> {
+  const made = testApp(config);
+  made.app.registerController(
+    controller({
+      method: 'GET',
+      path: '/work',
+      handler: () => {
+        busy(costMs);
+        return { ok: true };
+      },
+    }),
+  );
+  return { ...made, port: await serve(t, made.app) };
+}
+
 const OVERLOAD: KConfig = { overload: { delayTargetMs: 10, delayIntervalMs: 30, retryAfterS: 3 } };
 const CLIENTS = 6;
 /** A request's cost: CLIENTS of them in one turn of the loop keep the last one waiting well past the target. */
@@ -129,18 +145,7 @@ describe('admission control', () => {
   test("new connections arriving beyond capacity wait in the listener's accept queue, are seen waiting: the oldest get 503 OVERLOADED", async (t: TestContext) => {
     // each request alone is shorter than the target: only the wait in the accept queue (libuv accepts one
     // connection per turn) can make one late, and the RequestQueue empties that queue before serving
-    const { app } = testApp(OVERLOAD);
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/work',
-        handler: () => {
-          busy(5);
-          return { ok: true };
-        },
-      }),
-    );
-    const port = await serve(t, app);
+    const { port } = await workApp(t, OVERLOAD, 5);
     const fresh = () => get(new Agent({ keepAlive: false }), port, '/work');
     // a new connection every 2 ms, each 5 ms of work
     let shedSeen = false;
@@ -162,18 +167,7 @@ describe('admission control', () => {
   });
 
   test('a closed loop, however saturating, is never shed: keep-alive clients that wait for each answer, requests waiting far past the target', async (t: TestContext) => {
-    const { app, logs } = testApp(OVERLOAD);
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/work',
-        handler: () => {
-          busy(COST_MS);
-          return { ok: true };
-        },
-      }),
-    );
-    const port = await serve(t, app);
+    const { port, logs } = await workApp(t, OVERLOAD, COST_MS);
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     t.after(() => agent.destroy());
     // each round: CLIENTS requests at once, the last waiting (CLIENTS - 1) × 15 ms, past the 10 ms target
@@ -187,18 +181,7 @@ describe('admission control', () => {
   });
 
   test('a closed loop of new connections is never shed: each client opens the next once answered', async (t: TestContext) => {
-    const { app, logs } = testApp(OVERLOAD);
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/work',
-        handler: () => {
-          busy(5);
-          return { ok: true };
-        },
-      }),
-    );
-    const port = await serve(t, app);
+    const { port, logs } = await workApp(t, OVERLOAD, 5);
     const client = async () => {
       const statuses: number[] = [];
       for (let i = 0; i < 15; i++) statuses.push((await get(new Agent({ keepAlive: false }), port, '/work')).status);
@@ -211,18 +194,7 @@ describe('admission control', () => {
   });
 
   test('overload.enabled false: requests waiting behind each other are all served', async (t: TestContext) => {
-    const { app } = testApp({ overload: { ...OVERLOAD.overload, enabled: false } });
-    app.registerController(
-      controller({
-        method: 'GET',
-        path: '/work',
-        handler: () => {
-          busy(COST_MS);
-          return { ok: true };
-        },
-      }),
-    );
-    const port = await serve(t, app);
+    const { app, port } = await workApp(t, { overload: { ...OVERLOAD.overload, enabled: false } }, COST_MS);
     const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS });
     t.after(() => agent.destroy());
     for (let i = 0; i < 10; i++) {
