@@ -200,6 +200,7 @@ export class App implements Registrar {
       tracer: () => this.#tracer,
       role: this.role,
       handler: this.#handler,
+      admission: this.#admission,
       upgrade: upgradeListener(this.#handler),
       sockets: () => this.#hub?.idle() ?? Promise.resolve(),
       replicas,

@@ -70,7 +70,7 @@ export interface PipelineHost {
  */
 export function createRequestHandler(host: PipelineHost): QueuedHandler {
   // `started`: when the request was read, if it waited in the RequestQueue since; `admitted`: never shed (see QueuedHandler)
-  return (req, res, started = performance.now(), admitted = false, backlog = 0) => {
+  return (req, res, started = performance.now(), admitted = false, backlog = 0, expectedMs = 0) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(res, host.securityHeaders);
@@ -92,8 +92,8 @@ export function createRequestHandler(host: PipelineHost): QueuedHandler {
       // a request without a span of its own runs in the root context anyway: spare the context switch
       routed =
         ctx.otel === ROOT_CONTEXT
-          ? route(host, ctx, url, started, admitted, backlog)
-          : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted, backlog);
+          ? route(host, ctx, url, started, admitted, backlog, expectedMs)
+          : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted, backlog, expectedMs);
     } catch (error) {
       fail(host, ctx, error);
       return;
@@ -112,7 +112,15 @@ export function createRequestHandler(host: PipelineHost): QueuedHandler {
 }
 
 /** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */
-function route(host: PipelineHost, ctx: Ctx, url: string, started: number, admitted: boolean, backlog: number): void | Promise<void> {
+function route(
+  host: PipelineHost,
+  ctx: Ctx,
+  url: string,
+  started: number,
+  admitted: boolean,
+  backlog: number,
+  expectedMs: number,
+): void | Promise<void> {
   checkHost(ctx.req);
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
@@ -128,7 +136,8 @@ function route(host: PipelineHost, ctx: Ctx, url: string, started: number, admit
   const { entry } = found;
   ctx.route = entry.route.path;
   // shed before any of the route's work: no hook, no middleware, no body read
-  if (entry.sheddable && !admitted && host.admission?.admit(started, performance.now(), backlog) === false) throw overloaded(host);
+  if (entry.sheddable && !admitted && host.admission?.admit(started, performance.now(), backlog, expectedMs) === false)
+    throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;

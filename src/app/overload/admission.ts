@@ -90,6 +90,8 @@ export class Admission {
   #since = Number.NaN;
   /** When shedding last stopped: a delay above the target within 4 intervals sheds again at once. */
   #stoppedAt = Number.NEGATIVE_INFINITY;
+  /** When shedding last started: what was read before is served, not shed (it is no new arrival). */
+  #startedAt = Number.POSITIVE_INFINITY;
 
   constructor(options: AdmissionOptions) {
     this.#targetMs = options.targetMs;
@@ -105,6 +107,11 @@ export class Admission {
     return this.#shedding;
   }
 
+  /** While shedding, a request that waited (or would wait) longer than this is turned away. */
+  get shedAfterMs(): number {
+    return this.#shedAfterMs;
+  }
+
   /** The queueing delay the last probe took in, in ms. */
   get delayMs(): number {
     return this.#delayMs;
@@ -113,11 +120,13 @@ export class Admission {
   /**
    * Whether to serve a new request; false: answer it 503 at once. Called once per request, with the
    * time it was read, the time its route starts (`performance.now()` both) and how many requests still
-   * wait behind it (the backlog: 0 when it did not queue).
+   * wait behind it (the backlog: 0 when it did not queue). `expectedMs`: decided as it arrives, the
+   * wait it would have in the queue (see request-queue.ts); it is turned away if that is too long.
    */
-  admit(started: number, now: number, backlog = 0): boolean {
+  admit(started: number, now: number, backlog = 0, expectedMs = 0): boolean {
     this.#active = true;
     if (backlog > this.#queued) this.#queued = backlog;
+    if (expectedMs > 0) return !this.#shedding || expectedMs <= this.#shedAfterMs;
     if (!this.#armed) {
       this.#arm(now);
       return !this.#shedding;
@@ -125,7 +134,8 @@ export class Admission {
     // late when read (the loop was busy elsewhere), then queued until now (see request-queue.ts)
     const waited = Math.max(0, started - this.#dueAt) + (now - started);
     if (waited > this.#waited) this.#waited = waited;
-    return !this.#shedding || waited <= this.#shedAfterMs;
+    // what queued before shedding started is served: turning it away now would make the slowest 503s
+    return !this.#shedding || waited <= this.#shedAfterMs || started < this.#startedAt;
   }
 
   /** Drops the probe (the App has closed). */
@@ -202,6 +212,7 @@ export class Admission {
 
   #toggle(now: number, delay: number): void {
     this.#shedding = !this.#shedding;
+    this.#startedAt = this.#shedding ? now : Number.POSITIVE_INFINITY;
     if (!this.#shedding) {
       this.#stoppedAt = now;
       this.#floor = this.#backlog;

@@ -3,7 +3,7 @@ import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptQueued } from '../../utils/accept-queued.ts';
-import { type QueuedHandler, RequestQueue } from './request-queue.ts';
+import { type ArrivalShedding, type QueuedHandler, RequestQueue } from './request-queue.ts';
 
 interface SocketState {
   served: boolean;
@@ -62,11 +62,14 @@ export class ConnectionTracker {
       ownQueue = false,
       until,
       upgrade,
+      admission,
     }: {
       /** Requests go through a {@link RequestQueue} rather than straight to `handler`. */
       queued?: boolean;
       ownQueue?: boolean;
       until?: Promise<void> | undefined;
+      /** The App's admission control, which the request queue asks while it sheds (see request-queue.ts). */
+      admission?: ArrivalShedding | undefined;
       /** Upgrade requests: their connection leaves the tracker (a WebSocket's is the hub's, see websocket-hub.ts). */
       upgrade?: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
     } = {},
@@ -75,7 +78,7 @@ export class ConnectionTracker {
     this.#ownQueue = ownQueue;
     this.#until = until;
     // handed connections (no listener of our own) wait in the primary's queue first
-    const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined }) : undefined;
+    const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined, admission }) : undefined;
     this.#queue = queue;
     server.on('connection', (socket: Socket) => {
       this.#accepted++;

@@ -13,7 +13,7 @@ import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../../utils/shutdown-sign
 import type { InFlight } from '../overload/in-flight.ts';
 import type { ConnectionSource } from './connection-source.ts';
 import { ConnectionTracker } from './connections.ts';
-import type { QueuedHandler } from './request-queue.ts';
+import type { ArrivalShedding, QueuedHandler } from './request-queue.ts';
 import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
@@ -26,6 +26,8 @@ export interface LifecycleParts {
   /** Where the setup runs, for the "listening" log line. */
   role: string;
   handler: QueuedHandler;
+  /** The App's admission control (`overload.enabled`), which the request queue asks while it sheds. */
+  admission: ArrivalShedding | undefined;
   /** The server's `upgrade` listener: upgrade requests through the same pipeline (src/app/websocket/websocket-route.ts). */
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
@@ -136,6 +138,7 @@ export class Lifecycle {
       this.#connections = new ConnectionTracker(server, this.#parts.handler, {
         // requests wait in a queue of ours, where admission control sees how long (see request-queue.ts)
         queued: config.overload.enabled,
+        admission: this.#parts.admission,
         // a cluster worker accepting from the socket its primary shares (`balancing: kernel`) may be the last to close it
         ownQueue: reusePort || (this.#parts.role === 'worker' && source === undefined),
         until: source?.ended,

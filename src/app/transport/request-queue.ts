@@ -5,7 +5,20 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * its time); `admitted`: admission control upstream let it in (the primary's queue), never shed it here;
  * `backlog`: how many requests still wait behind it (admission control sheds only a growing backlog).
  */
-export type QueuedHandler = (req: IncomingMessage, res: ServerResponse, started?: number, admitted?: boolean, backlog?: number) => void;
+export type QueuedHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  started?: number,
+  admitted?: boolean,
+  backlog?: number,
+  expectedMs?: number,
+) => void;
+
+/** What the queue asks of admission control (`Admission`): whether it sheds, and past what wait. */
+export interface ArrivalShedding {
+  readonly shedding: boolean;
+  readonly shedAfterMs: number;
+}
 
 /** How long the queue serves requests before the event loop polls again (at least one request each time). */
 const SLICE_MS = 5;
@@ -55,13 +68,21 @@ export class RequestQueue {
   /** Turns in a row that only drained. */
   #drained = 0;
   readonly #ownListener: boolean;
+  readonly #admission: ArrivalShedding | undefined;
+  /** A request's time to serve, averaged over the slices (ms): a new arrival's wait is the queue's length times it. */
+  #serviceMs = 0;
   /** Resolved once the queue is empty (see {@link idle}). */
   #waiters: (() => void)[] = [];
 
-  /** `ownListener`: the process accepts its connections itself, rather than being handed them. */
-  constructor(handler: QueuedHandler, { ownListener }: { ownListener: boolean }) {
+  /**
+   * `ownListener`: the process accepts its connections itself, rather than being handed them.
+   * `admission`: while it sheds, a request that would wait past its `shedAfterMs` is handed over at
+   * once, to be turned away as it arrives rather than after it waited.
+   */
+  constructor(handler: QueuedHandler, { ownListener, admission }: { ownListener: boolean; admission?: ArrivalShedding | undefined }) {
     this.#handler = handler;
     this.#ownListener = ownListener;
+    this.#admission = admission;
   }
 
   /** How many requests wait. */
@@ -89,6 +110,13 @@ export class RequestQueue {
       this.#handler(req, res, at);
       return;
     }
+    if (this.#admission?.shedding === true) {
+      const expectedMs = this.size * this.#serviceMs;
+      if (expectedMs > this.#admission.shedAfterMs) {
+        this.#handler(req, res, at, false, this.size, expectedMs);
+        return;
+      }
+    }
     this.#waiting.push({ req, res, at });
     this.#reschedule();
   }
@@ -104,7 +132,9 @@ export class RequestQueue {
     }
     this.#accepted = false;
     this.#drained = 0;
-    const until = performance.now() + SLICE_MS;
+    const start = performance.now();
+    const until = start + SLICE_MS;
+    const head = this.#head;
     try {
       do {
         const { req, res, at } = this.#waiting[this.#head] as Waiting;
@@ -113,6 +143,8 @@ export class RequestQueue {
         this.#handler(req, res, at, false, this.#waiting.length - this.#head);
       } while (this.#head < this.#waiting.length && performance.now() < until);
     } finally {
+      const perRequest = (performance.now() - start) / (this.#head - head);
+      this.#serviceMs = this.#serviceMs === 0 ? perRequest : this.#serviceMs + (perRequest - this.#serviceMs) * 0.2;
       if (this.#head === this.#waiting.length) {
         this.#waiting.length = 0;
         this.#head = 0;

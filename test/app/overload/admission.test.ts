@@ -279,9 +279,14 @@ describe('Admission: two thresholds', () => {
     t.assert.strictEqual(admission.shedding, false, 'waits of 200 ms: the queue stands, but under the 400 ms target');
     await waiting(admission, 600, 20, 1, 400);
     t.assert.strictEqual(admission.shedding, true, 'past the target after standing for an interval: at once');
+    const onset = performance.now();
+    t.assert.strictEqual(admission.admit(onset - 150, onset), true, 'queued before shedding started: served, not a slow 503');
+    await new Promise((resolve) => setTimeout(resolve, 160));
     const now = performance.now();
-    t.assert.strictEqual(admission.admit(now - 150, now), false, 'waited 150 ms, past shedAfterMs: 503');
+    t.assert.strictEqual(admission.admit(now - 150, now), false, 'read after the onset, waited 150 ms, past shedAfterMs: 503');
     t.assert.strictEqual(admission.admit(now - 3, now), true, 'waited 3 ms: served');
+    t.assert.strictEqual(admission.admit(now, now, 40, 120), false, 'would wait 120 ms as it arrives: 503 at once');
+    t.assert.strictEqual(admission.admit(now, now, 2, 30), true, 'would wait 30 ms: queued');
     await waiting(admission, 200, 400, 0, 420);
     t.assert.strictEqual(admission.shedding, true, 'waits of 200 ms, under the target but past shedAfterMs: still shedding');
     await waiting(admission, 1, 400, 0);

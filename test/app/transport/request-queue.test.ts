@@ -45,6 +45,38 @@ describe('RequestQueue', () => {
     t.assert.strictEqual(queue.size, 0);
   });
 
+  test('while admission control sheds, a request that would wait past shedAfterMs is handed over as it arrives, with that wait', async (t: TestContext) => {
+    const admission = { shedding: false, shedAfterMs: 5 };
+    const handed: { url: string; expectedMs: number }[] = [];
+    const queue = new RequestQueue(
+      (req, _res, _at, _admitted, _backlog, expectedMs) => {
+        handed.push({ url: req.url ?? '', expectedMs: expectedMs ?? 0 });
+        const until = performance.now() + 2;
+        while (performance.now() < until) {
+          // 2 ms of work per request: the queue learns it
+        }
+      },
+      { ownListener: true, admission },
+    );
+    for (let i = 0; i < 10; i++) queue.push(request(`/warm${i}`), response);
+    await queue.idle();
+    t.assert.ok(
+      handed.every((h) => h.expectedMs === 0),
+      'not shedding: every request queues',
+    );
+    handed.length = 0;
+    admission.shedding = true;
+    for (let i = 0; i < 10; i++) queue.push(request(`/spike${i}`), response);
+    const atOnce = handed.map((h) => h.url);
+    t.assert.ok(atOnce.length >= 6, `the ones behind the first few were handed over at once: ${atOnce.join(' ')}`);
+    t.assert.ok(
+      handed.every((h) => h.expectedMs > admission.shedAfterMs),
+      'each with the wait it would have had',
+    );
+    t.assert.ok(!atOnce.includes('/spike0'), 'the first, with nobody ahead, queues');
+    await queue.idle();
+  });
+
   test('passes each request the backlog left behind it', async (t: TestContext) => {
     const backlogs: number[] = [];
     const queue = new RequestQueue((_req, _res, _at, _admitted, backlog) => backlogs.push(backlog ?? -1), { ownListener: true });
