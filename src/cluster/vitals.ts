@@ -10,6 +10,15 @@ const NS_PER_MS = 1e6;
 const BUSY_ELU = 0.02;
 
 /**
+ * Whether a heartbeat's answer says the process did nothing since the previous one: no request
+ * started and its event loop was no busier than a process answering heartbeats. The primary then
+ * pings it less often (`idleIntervalMs` in src/primary/heartbeat.ts).
+ */
+export function isIdle(previous: Pick<VitalSigns, 'requests'> | undefined, pong: Pick<VitalSigns, 'requests' | 'elu'>): boolean {
+  return previous !== undefined && previous.requests === pong.requests && pong.elu <= BUSY_ELU;
+}
+
+/**
  * What a worker tells the primary with every heartbeat: its resident memory,
  * the requests it has received (Node's own `http.server.request.start`
  * diagnostics channel: the App knows nothing of it), and how busy its event

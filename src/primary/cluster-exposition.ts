@@ -1,12 +1,22 @@
 import type { MetricFamily } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
+import { type HeartbeatPolicy, idleIntervalMs } from './heartbeat.ts';
 import { MetricsStore } from './metrics-store.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
 
 /** The primary's own snapshot in the store (see `PrimaryMetrics.shared`). */
 const PRIMARY_KEY = 'primary';
-/** A snapshot older than this many push intervals makes its process stale. */
+/** A snapshot older than this many push intervals makes its process stale (see `staleAfterMs`). */
 const STALE_INTERVALS = 3;
+
+/**
+ * How long a process may go without a snapshot or a heartbeat answer before it counts as stale:
+ * three push intervals, or an idle worker's heartbeat round (`idleIntervalMs`) plus one interval when
+ * that is longer, so a quiet worker is never stale between its answers.
+ */
+export function staleAfterMs(metricsIntervalMs: number, heartbeat: HeartbeatPolicy): number {
+  return Math.max(STALE_INTERVALS * metricsIntervalMs, idleIntervalMs(heartbeat) + heartbeat.intervalMs);
+}
 
 /**
  * The cluster's metrics text: the sums of the snapshots every process pushes
@@ -17,7 +27,7 @@ const STALE_INTERVALS = 3;
  *
  * @example
  * const exposition = new ClusterExposition(metrics);
- * exposition.update('1', families); await exposition.scrape(1_000);
+ * exposition.update('1', families); await exposition.scrape(staleAfterMs(1_000, heartbeat));
  */
 export class ClusterExposition {
   readonly #metrics: PrimaryMetrics;
@@ -55,8 +65,8 @@ export class ClusterExposition {
   }
 
   /** One scrape: the sums as they stand (no process is asked, none is waited for), then the primary's own metrics. */
-  async scrape(metricsIntervalMs: number): Promise<string> {
-    this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), STALE_INTERVALS * metricsIntervalMs));
+  async scrape(staleMs: number): Promise<string> {
+    this.#metrics.scrapeStale.set(this.#store.stale(Date.now(), staleMs));
     this.#metrics.scrapeMissing.set(this.#store.missing);
     // the primary's share of metrics the workers count too, summed with theirs like a process's snapshot
     this.update(PRIMARY_KEY, toMetricFamilies(await this.#metrics.shared.getMetricsAsJSON()));

@@ -15,7 +15,7 @@ import { serveMetrics } from '../metrics/endpoint.ts';
 import { resolveWorkerCount } from '../utils/cpus.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { backoffPolicyOf } from './backoff.ts';
-import { ClusterExposition } from './cluster-exposition.ts';
+import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
 import { Distributor } from './distributor.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
@@ -209,7 +209,10 @@ export class Primary {
 
   /** One scrape: the processes' sums as they stand, then the primary's own metrics (see `ClusterExposition`). */
   scrape(): Promise<string> {
-    return this.#exposition.scrape(this.#config.cluster.metricsIntervalMs);
+    const c = this.#config.cluster;
+    return this.#exposition.scrape(
+      staleAfterMs(c.metricsIntervalMs, { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs }),
+    );
   }
 
   /**

@@ -1,7 +1,8 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
+import { isIdle } from '../cluster/vitals.ts';
 import { entryPoint } from '../entry-points.ts';
-import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PublishMessage } from '../ipc/protocol.ts';
+import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PongMessage, type PublishMessage } from '../ipc/protocol.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 
@@ -118,10 +119,12 @@ export class ServiceHost {
     this.#startedAt = 0;
     const generation = this.#started++;
     let failure: unknown;
+    let lastPong: PongMessage | undefined;
     thread.on('message', (message: unknown) => {
       if (!isWorkerMessage(message)) return;
       if (message.type === 'flotilla:pong') {
-        this.#heartbeat.answered(thread);
+        this.#heartbeat.answered(thread, Date.now(), isIdle(lastPong, message));
+        lastPong = message;
         this.#o.onAlive?.(generation);
       } else if (message.type === 'flotilla:metrics') {
         if (this.#startedAt === 0) {

@@ -1,4 +1,5 @@
 import type { Worker } from 'node:cluster';
+import { isIdle } from '../cluster/vitals.ts';
 import { msg, type PongMessage } from '../ipc/protocol.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
@@ -30,6 +31,7 @@ export class WorkerWatch {
   readonly #o: WorkerWatchOptions;
   readonly #heartbeat: Heartbeat<Worker>;
   readonly #recycling: Recycling<Worker>;
+  readonly #lastPong = new WeakMap<Worker, PongMessage>();
 
   constructor(options: WorkerWatchOptions) {
     this.#o = options;
@@ -64,7 +66,8 @@ export class WorkerWatch {
 
   /** A heartbeat's answer; `mayRecycle` is false while the cluster shuts down or the worker is not up. */
   answered(worker: Worker, pong: PongMessage, mayRecycle: boolean): void {
-    this.#heartbeat.answered(worker);
+    this.#heartbeat.answered(worker, Date.now(), isIdle(this.#lastPong.get(worker), pong));
+    this.#lastPong.set(worker, pong);
     const slot = this.#o.slotOf(worker);
     if (slot === undefined) return;
     this.#o.metrics.observeWorker(slot, {

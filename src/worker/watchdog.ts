@@ -27,22 +27,23 @@ export function beatInterval(blockedLogMs: number): number {
 }
 
 /**
- * Starts the worker's watchdog thread (see `watchdog-thread.ts`) and the main
- * thread's beat it reads. The thread is what ends a worker whose main thread
- * is stuck once the primary is gone, so that no orphan survives the primary's
- * `kill -9`; it also logs where a blocked main thread is stuck.
+ * Starts the worker's watchdog thread (see `watchdog-thread.ts`) and returns the
+ * main thread's beat it reads: the caller calls it at least every
+ * `beatInterval(blockedLogMs)` (the worker's one periodic timer, see
+ * `worker-main.ts`, so an idle worker wakes once a period, not once per
+ * duty). The thread is what ends a worker whose main thread is stuck once the
+ * primary is gone, so that no orphan survives the primary's `kill -9`; it also
+ * logs where a blocked main thread is stuck.
  *
  * @example
- * startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings }, (err) => log.error({ err }));
+ * const beat = startWatchdog({ primaryPid: process.ppid, blockedLogMs: 5_000, orphanGraceMs: 12_000, bindings }, (err) => log.error({ err }));
+ * setInterval(beat, beatInterval(5_000)).unref();
  */
-export function startWatchdog(options: Omit<WatchdogData, 'beat' | 'beatMs'>, onError: (error: Error) => void): void {
+export function startWatchdog(options: Omit<WatchdogData, 'beat' | 'beatMs'>, onError: (error: Error) => void): () => void {
   const beat = new SharedArrayBuffer(8);
   const cell = new Float64Array(beat);
   cell[0] = Date.now();
   const beatMs = beatInterval(options.blockedLogMs);
-  setInterval(() => {
-    cell[0] = Date.now();
-  }, beatMs).unref();
   const data: WatchdogData = { ...options, beat, beatMs };
   const thread = new Worker(entryPoint('worker/watchdog-thread'), {
     workerData: data,
@@ -56,4 +57,7 @@ export function startWatchdog(options: Omit<WatchdogData, 'beat' | 'beatMs'>, on
   // the watchdog never keeps the worker alive, and a failure of it must not take the worker down (only be said)
   thread.unref();
   thread.on('error', onError);
+  return () => {
+    cell[0] = Date.now();
+  };
 }

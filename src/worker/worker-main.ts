@@ -15,7 +15,7 @@ import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
 import { IpcTopics } from './ipc-topics.ts';
 import { PrimaryCounterStore } from './rate-limit-client.ts';
-import { startWatchdog } from './watchdog.ts';
+import { beatInterval, startWatchdog } from './watchdog.ts';
 
 /**
  * A cluster worker: builds the App from the config the primary validated,
@@ -112,18 +112,29 @@ const pushMetrics = async (final: boolean) => {
     app.logger.error({ err: error }, 'metrics collection failed');
   }
 };
+/** The main thread stuck this long gets its stack logged by the watchdog thread (half the heartbeat timeout). */
+const blockedLogMs = Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000);
+/** The watchdog's beat, once it runs (see `watch`). */
+let beat = () => {};
 // a snapshot when requests started or ended (or WebSockets moved) since the last one; an idle worker's (process metrics only)
 // every IDLE_PUSH_INTERVALS intervals: collecting them costs a millisecond, and the primary's merge more
 let pushedAt = { activity: -1, tick: 0 };
 let tick = 0;
+let metricsDueAt = 0;
+// the worker's one periodic timer, for the watchdog's beat and the metrics push: an idle worker wakes once a period for both
+const periodMs = Math.min(beatInterval(blockedLogMs), config.cluster.metricsIntervalMs);
 setInterval(() => {
+  beat();
+  const now = Date.now();
+  if (now < metricsDueAt) return;
+  metricsDueAt = now + config.cluster.metricsIntervalMs - periodMs / 2;
   tick++;
   // requests, and WebSocket traffic (which passes no request)
   const activity = vitals.activity + app.socketActivity;
   if (activity === pushedAt.activity && tick - pushedAt.tick < IDLE_PUSH_INTERVALS) return;
   pushedAt = { activity, tick };
   void pushMetrics(false);
-}, config.cluster.metricsIntervalMs).unref();
+}, periodMs).unref();
 
 /** Once the primary disconnects us after `shutdown-complete` (or after a short wait), the worker exits. */
 const LINGER_MS = 1_000;
@@ -195,10 +206,10 @@ process.on('disconnect', () => {
  * setup. Until then, a worker stuck in its setup is the primary's start-up timeout's to end.
  */
 function watch(): void {
-  startWatchdog(
+  beat = startWatchdog(
     {
       primaryPid: process.ppid,
-      blockedLogMs: Math.max(1_000, config.cluster.heartbeatTimeoutMs / 2 || 5_000),
+      blockedLogMs,
       orphanGraceMs: config.shutdown.timeoutMs + 2_000,
       bindings: { service: config.serviceName, pid: process.pid, worker: start.slot },
     },
