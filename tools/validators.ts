@@ -3,8 +3,10 @@
  * flotilla's own and fixed: compiling them was the largest part of ajv's share
  * of a start-up (tens of milliseconds of CPU in every process, and garbage).
  *
- * - `src/app/core/schema-meta-validator.ts`: the JSON Schema (draft-07) meta-schema,
- *   which route schemas are checked against at registration (`src/app/core/validation.ts`);
+ * - `src/app/core/schema-meta-validator-2020.ts`: the JSON Schema draft 2020-12 meta-schema, which
+ *   route schemas are checked against at registration (`src/app/core/validation.ts`);
+ * - `src/app/core/schema-meta-validator.ts`: the draft-07 meta-schema, for route schemas whose
+ *   `$schema` says draft-07;
  * - `src/config/config-validator.ts`: the config's schema (`src/config/schema.ts`),
  *   which the primary checks a config file against before forking (`src/config/validate.ts`).
  *
@@ -15,10 +17,12 @@ import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type Options } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { CONFIG_SCHEMA } from '../src/config/schema.ts';
 import { addFormats } from '../src/utils/ajv-formats.ts';
 
 export const DRAFT_07 = 'http://json-schema.org/draft-07/schema';
+export const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
 
 /** The options of the ajv instance that checks route schemas (`makeAjv` in src/app/core/validation.ts). */
 export const META_AJV_OPTIONS = { allErrors: true, strict: false, allowUnionTypes: true } as const;
@@ -29,7 +33,12 @@ interface Generated {
   source(): string;
 }
 
-export const GENERATED: Record<'meta' | 'config', Generated> = {
+export const GENERATED: Record<'meta2020' | 'meta' | 'config', Generated> = {
+  meta2020: {
+    file: fileURLToPath(new URL('../src/app/core/schema-meta-validator-2020.ts', import.meta.url)),
+    purpose: 'The draft 2020-12 meta-schema validator route schemas are checked with (src/app/core/validation.ts).',
+    source: () => standalone({ ...META_AJV_OPTIONS }, undefined, (ajv) => ajv.getSchema(DRAFT_2020_12), Ajv2020),
+  },
   meta: {
     file: fileURLToPath(new URL('../src/app/core/schema-meta-validator.ts', import.meta.url)),
     purpose: 'The draft-07 meta-schema validator route schemas are checked with (src/app/core/validation.ts).',
@@ -50,9 +59,9 @@ export const GENERATED: Record<'meta' | 'config', Generated> = {
 const require = createRequire(import.meta.url);
 
 /** ajv's standalone code of one validator, wrapped as an ES module whose default export is the validate function. */
-function standalone(options: Options, formats: string[] | undefined, validator: (ajv: Ajv) => unknown): string {
+function standalone(options: Options, formats: string[] | undefined, validator: (ajv: Ajv) => unknown, Class: typeof Ajv = Ajv): string {
   const standaloneCode = require('ajv/dist/standalone').default as (ajv: Ajv, validate: unknown) => string;
-  const ajv = new Ajv({ ...options, code: { source: true } });
+  const ajv = new Class({ ...options, code: { source: true } });
   addFormats(ajv, formats as never);
   return standaloneCode(ajv, validator(ajv));
 }

@@ -29,6 +29,7 @@ import { createRequestHandler, handlerTimedOut, type PipelineHost } from './core
 import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
 import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
+import type { DocumentedRoute } from './core/route-schemas.ts';
 import { type RouteRegistration, Router } from './core/router.ts';
 import { checkHook, type HookChain, type Seams } from './core/seams.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
@@ -251,8 +252,8 @@ export class App implements Registrar {
     return this.#registry;
   }
 
-  /** Registered routes, full paths, in registration order. */
-  get routes(): readonly Route[] {
+  /** Registered routes, full paths, in registration order; their schemas as JSON Schema (a library's derived one). */
+  get routes(): readonly DocumentedRoute[] {
     return this.#router.routes;
   }
 

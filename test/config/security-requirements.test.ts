@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { Route } from '../../src/app/core/route.ts';
+import type { DocumentedRoute } from '../../src/app/core/route-schemas.ts';
 import { buildOpenApi } from '../../src/app/docs/openapi.ts';
 import { defineRoute } from '../../src/app/typed/define-route.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
@@ -167,7 +168,7 @@ describe('security in the OpenAPI document', () => {
   });
 
   test('buildOpenApi checks routes handed to it directly', () => {
-    const routes: Route[] = [{ method: 'GET', path: '/x', handler, security: [{ nope: [] }] }];
+    const routes: DocumentedRoute[] = [{ method: 'GET', path: '/x', handler, security: [{ nope: [] }] }];
     assert.throws(
       () => buildOpenApi(resolveConfig({ docs }), routes),
       /route GET \/x: security\[0\]\.nope names the security scheme 'nope'/,

@@ -167,8 +167,9 @@ function handle(host: PipelineHost, ctx: Ctx, entry: RouteEntry): void | Promise
     notRun(host, ctx);
     return;
   }
-  entry.validator.head(ctx);
-  return entry.run(ctx);
+  // an asynchronous schema (a library's async refinement) is awaited; the common path stays synchronous
+  const checked = entry.validator.head(ctx);
+  return checked === undefined ? entry.run(ctx) : checked.then(() => entry.run(ctx));
 }
 
 /** The pipeline's own 503s, accounted for without a `request failed` line: counted, and a timeout logged once. */

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { SecurityRequirement } from '../../config/security-requirements.ts';
 import type { JsonSchema } from '../../utils/json-schema.ts';
+import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from '../bodies/index.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 import type { RateLimitOptions } from './rate-limit-policy.ts';
@@ -74,20 +75,43 @@ export type ErrorHandler = (error: unknown, ctx: Ctx) => unknown;
  */
 export type NotFoundHandler = (ctx: Ctx) => unknown;
 
+/**
+ * A schema slot's value: a JSON Schema (draft 2020-12 unless its `$schema` says draft-07), or any
+ * Standard Schema (Zod, Valibot, ArkType…: a value with `~standard`), validated by its library.
+ * Anything else is refused at registration (see route-schemas.ts).
+ */
+export type SlotSchema = JsonSchema | JsonSchemaInterface | StandardSchemaV1;
+
+/**
+ * A JSON Schema typed by an interface without an index signature (TypeBox 1's `TObject`, say):
+ * any object type that has one of JSON Schema's words.
+ */
+export interface JsonSchemaInterface {
+  readonly type?: unknown;
+  readonly properties?: unknown;
+  readonly items?: unknown;
+  readonly $ref?: unknown;
+  readonly anyOf?: unknown;
+  readonly oneOf?: unknown;
+  readonly allOf?: unknown;
+  readonly enum?: unknown;
+  readonly const?: unknown;
+}
+
 /** Schemas of a route, named as in Fastify: validated on each request and fed to OpenAPI. */
 export interface RouteSchema {
-  /** Route parameters (coerced from strings). */
-  params?: JsonSchema;
-  /** Query string (coerced from strings). */
-  querystring?: JsonSchema;
+  /** Route parameters (a JSON Schema's coerced from strings). */
+  params?: SlotSchema;
+  /** Query string (a JSON Schema's coerced from strings). */
+  querystring?: SlotSchema;
   /** JSON request body. */
-  body?: JsonSchema;
-  /** Request headers (lower-case names). */
-  headers?: JsonSchema;
+  body?: SlotSchema;
+  /** Request headers (lower-case names; a JSON Schema's coerced from strings). */
+  headers?: SlotSchema;
   /** Request cookies, as sent (strings, coerced for the check only; signed ones with their signature): read with `ctx.cookies.get`. */
-  cookies?: JsonSchema;
-  /** Response bodies by status code, for the documentation. */
-  response?: Record<number | string, JsonSchema>;
+  cookies?: SlotSchema;
+  /** Response bodies by status code: what replies are checked against and shaped by, and what the document shows. */
+  response?: Record<number | string, SlotSchema>;
 }
 
 /**
@@ -170,7 +194,7 @@ export interface Route {
   /** `sse`: the handler answers with `ctx.sse(…)`; the document shows a `text/event-stream` response. */
   kind?: 'json' | 'sse';
   /** Set by `paginated()`: documents `page`/`limit` and the `Page<T>` envelope. */
-  paginated?: { item: JsonSchema };
+  paginated?: { item: SlotSchema };
 }
 
 /** Joins a group prefix and a route path: `/api` + `/books` → `/api/books`, `/api` + `/` → `/api`. */

@@ -8,6 +8,7 @@ import { compose, type RouteRun } from './compose.ts';
 import type { Ctx, ResponseSerializer } from './ctx.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, joinPath, type Middleware, type Route } from './route.ts';
+import { type DocumentedRoute, documentedRoute, resolveRouteSchemas } from './route-schemas.ts';
 import { checkHook, type HookChain } from './seams.ts';
 import { compileSerializer } from './serializer.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
@@ -54,7 +55,7 @@ const noop = () => {};
  */
 export class Router {
   readonly engine: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
-  readonly #routes: Route[] = [];
+  readonly #routes: DocumentedRoute[] = [];
   readonly #autoHead = new Set<string>();
   readonly #bodyLimit: number;
   readonly #handlerMs: number;
@@ -77,7 +78,7 @@ export class Router {
   }
 
   /** Registered routes with their full paths, in registration order (the automatic HEAD routes are left out). */
-  get routes(): readonly Route[] {
+  get routes(): readonly DocumentedRoute[] {
     return this.#routes;
   }
 
@@ -96,11 +97,12 @@ export class Router {
     if (typeof route !== 'object' || route === null) throw createError('FLO_ERR_BAD_ROUTE', { got: describeValue(route) });
     const full: Route = { ...route, path: joinPath(prefix, route.path) };
     checkRoute(full);
-    const validator = compileValidator(full);
+    const schemas = resolveRouteSchemas(full);
+    const validator = compileValidator(full, schemas);
     const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
     const handler = full.method === 'GET' || full.method === 'HEAD' ? (route.handler as Handler) : withBody(route, validator, bodyLimit);
     const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
-    const serializer = compileSerializer(full);
+    const serializer = compileSerializer(full, schemas.response);
     const key = `${full.method} ${full.path}`;
     const policy = route.rateLimit === undefined ? registration.rateLimit : rateLimitPolicy(route.rateLimit, key, `route ${key}`);
     const entry: RouteEntry = {
@@ -129,7 +131,7 @@ export class Router {
       this.engine.on('HEAD', full.path, noop, entry);
       this.#autoHead.add(`HEAD ${full.path}`);
     }
-    this.#routes.push(full);
+    this.#routes.push(documentedRoute(full, schemas));
     this.#version++;
   }
 
@@ -167,7 +169,8 @@ function withBody(route: Route, validator: RequestValidator, limit: number): Han
     return async (ctx) => {
       if (clientGone(ctx.res)) throw new ClientGoneError(true);
       ctx.body = await readJsonBody(ctx.req, limit);
-      validator.body(ctx);
+      const checked = validator.body(ctx);
+      if (checked !== undefined) await checked;
       return handler(ctx);
     };
   const options: BodyOptions = { kind, limit };

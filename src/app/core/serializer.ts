@@ -2,11 +2,14 @@ import { createRequire } from 'node:module';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type fastJson from 'fast-json-stringify';
 import { createError } from '../../errors/flotilla-error.ts';
-import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
-import { pageSchema } from '../pagination/page.ts';
+import type { JsonSchema } from '../../utils/json-schema.ts';
+import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import type { ResponseSerializer } from './ctx.ts';
+import { declaredOnly } from './declared-only.ts';
 import type { Route } from './route.ts';
+import { type ResolvedSchema, type RouteSchemas, resolveRouteSchemas } from './route-schemas.ts';
 import { isObject, JSON_VALUE, validators, variant } from './serializer-schemas.ts';
+import { pointer } from './validation.ts';
 
 /**
  * A JSON reply that does not fit its route's response schema. The pipeline
@@ -50,14 +53,15 @@ export class ResponseSchemaError extends Error {
  * const serialize = compileSerializer({ method: 'GET', path: '/me', handler, schema: { response: { 200: user } } });
  * serialize?.(200, { id: 7, password: 'x' }); // '{"id":7}'
  */
-export function compileSerializer(route: Route): ResponseSerializer | undefined {
-  const declared = responseSchemas(route);
+export function compileSerializer(route: Route, response = resolveRouteSchemas(route).response): ResponseSerializer | undefined {
+  const declared = responseSchemas(response);
   if (declared.length === 0) return undefined;
   const exact = new Map<number, Writer>();
   const classes: (Writer | undefined)[] = [];
   let fallback: Writer | undefined;
   for (const [key, schema] of declared) {
-    const writer = lazyWriter(route, key, schema);
+    const writer =
+      schema.kind === 'standard' ? standardWriter(route, key, schema.standard, schema.shape) : lazyWriter(route, key, schema.json);
     if (key === 'default') fallback = writer;
     else if (key.endsWith('XX')) classes[Number(key[0])] = writer;
     else exact.set(Number(key), writer);
@@ -71,16 +75,19 @@ export function compileSerializer(route: Route): ResponseSerializer | undefined 
 
 type Writer = (value: unknown, status: number) => string | undefined;
 
-/** The JSON Schemas of a route's JSON responses, as `[key, schema]` with the keys as the OpenAPI document writes them. */
-function responseSchemas(route: Route): [string, JsonSchema][] {
-  const out: [string, JsonSchema][] = [];
-  for (const [key, declared] of Object.entries(route.schema?.response ?? {})) {
-    const code = statusKey(key);
-    const schema = jsonSchemaOf(declared);
-    if (code !== undefined && code !== '204' && code !== '304' && schema !== undefined) out.push([code, schema]);
+type Declared = { kind: 'json'; json: JsonSchema } | Extract<ResolvedSchema, { kind: 'standard' }>;
+
+/** The schemas of a route's JSON responses, as `[key, schema]` with the keys as the OpenAPI document writes them. */
+function responseSchemas(response: RouteSchemas['response']): [string, Declared][] {
+  const out: [string, Declared][] = [];
+  for (const [key, resolved] of response) {
+    if (key === '204' || key === '304') continue;
+    if (resolved.kind === 'standard') out.push([key, resolved]);
+    else {
+      const json = jsonSchemaOf(resolved.json);
+      if (json !== undefined) out.push([key, { kind: 'json', json }]);
+    }
   }
-  const paginated = route.paginated;
-  if (paginated !== undefined && !out.some(([key]) => key === '200')) out.push(['200', pageSchema(paginated.item)]);
   return out;
 }
 
@@ -115,6 +122,35 @@ function jsonMedia(content: Record<string, unknown>): JsonSchema | undefined {
   const media = content['application/json'];
   const schema = isObject(media) ? media['schema'] : undefined;
   return isObject(schema) ? schema : undefined;
+}
+
+/**
+ * A response a schema library checks: its `~standard.validate` runs on the value the handler
+ * returned (synchronously: an asynchronous response schema is a 500, logged with the route), its
+ * output is what is sent, without the keys the output's JSON Schema does not name when the
+ * library can say it (`shape`: Zod's and Valibot's objects strip them themselves, ArkType's keep
+ * them), written by `JSON.stringify`.
+ */
+function standardWriter(route: Route, key: string, schema: StandardSchemaV1, shape: JsonSchema | undefined): Writer {
+  const where = `${route.method} ${route.path}`;
+  const validate = schema['~standard'].validate;
+  return (value, status) => {
+    const result = validate(value);
+    const which = key === String(status) ? '' : `'${key}' `;
+    if (result instanceof Promise) {
+      result.catch(() => {});
+      throw new ResponseSchemaError(
+        `${where}: the ${status} response ${which}schema is asynchronous: response schemas must validate synchronously`,
+      );
+    }
+    if (result.issues !== undefined) {
+      const issue = result.issues[0];
+      throw new ResponseSchemaError(
+        `${where}: the ${status} response does not fit its ${which}schema: ${pointer(issue?.path)} ${issue?.message ?? 'is invalid'}`,
+      );
+    }
+    return JSON.stringify(shape === undefined ? result.value : declaredOnly(result.value, shape, shape));
+  };
 }
 
 /** Compiles the schema on its first use, once: a failure is kept and thrown again by every response that needs it. */

@@ -1,54 +1,81 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createError } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
 import { addFormats } from '../../utils/ajv-formats.ts';
+import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import type { Ctx } from './ctx.ts';
 import type { JsonSchema, Route } from './route.ts';
+import type { RequestPart, ResolvedSchema, RouteSchemas } from './route-schemas.ts';
 import draft07 from './schema-meta-validator.ts';
+import draft2020 from './schema-meta-validator-2020.ts';
 
-function makeAjv(options: Options): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, allowUnionTypes: true, ...options });
+type Dialect = '2020-12' | 'draft-07';
+
+function makeAjv(dialect: Dialect, options: Options): Ajv {
+  const Class = dialect === 'draft-07' ? Ajv : Ajv2020;
+  const ajv = new Class({ allErrors: true, strict: false, allowUnionTypes: true, ...options });
   addFormats(ajv);
   return ajv;
 }
 
 /**
  * Params, query and headers arrive as strings and are coerced, as in Fastify; bodies are not.
- * Each instance is made on first use: a service without body schemas never makes the second.
- * Neither checks schemas against the meta-schema itself: `checkSchema` does, once for both.
+ * Schemas are draft 2020-12 (OpenAPI 3.1's dialect: `prefixItems`, `unevaluatedProperties`,
+ * `dependentRequired`, `$defs`), or draft-07 when their `$schema` says so. Each instance is made on
+ * first use: a service without body schemas never makes one for them. None checks schemas against
+ * the meta-schema itself: `checkSchema` does, once for all.
  */
-let coercingAjv: Ajv | undefined;
-let exactAjv: Ajv | undefined;
+const instances = new Map<string, Ajv>();
+function ajvFor(dialect: Dialect, coerce: boolean): Ajv {
+  const key = `${dialect} ${coerce}`;
+  let ajv = instances.get(key);
+  if (ajv === undefined) {
+    ajv = makeAjv(dialect, { coerceTypes: coerce ? 'array' : false, useDefaults: true, validateSchema: false });
+    instances.set(key, ajv);
+  }
+  return ajv;
+}
 let metaAjv: Ajv | undefined;
-const coercing = () => (coercingAjv ??= makeAjv({ coerceTypes: 'array', useDefaults: true, validateSchema: false }));
-const exact = () => (exactAjv ??= makeAjv({ coerceTypes: false, useDefaults: true, validateSchema: false }));
 
 /**
  * Refuses a schema that is not valid JSON Schema, with ajv's own check and
  * message. Compiling the meta-schema's validator was most of what a worker's
- * start-up spent in ajv (≈70 ms of CPU): for draft-07, the default, the check
- * runs ajv's code generated ahead of time (`schema-meta-validator.ts`, from
- * tools/validators.ts); a schema naming another `$schema` is checked by
- * an ajv instance made on first use.
+ * start-up spent in ajv (≈70 ms of CPU): for draft 2020-12, the default, and
+ * draft-07 the check runs ajv's code generated ahead of time
+ * (`schema-meta-validator*.ts`, from tools/validators.ts); a schema naming
+ * another `$schema` is checked by an ajv instance made on first use.
  */
-function checkSchema(schema: JsonSchema, route: Route, part: SchemaPart): void {
+function checkSchema(schema: JsonSchema, route: Route, part: string): void {
   const reason = metaProblems(schema);
   if (reason !== undefined) throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason });
 }
 
 /** ajv's `errorsText()` of the schema checked against its meta-schema; `undefined` when it is valid. */
 export function metaProblems(schema: JsonSchema): string | undefined {
-  const declared = schema['$schema'];
-  if (declared === undefined || (typeof declared === 'string' && DRAFT_07.test(declared))) {
-    if (validateDraft07(schema)) return undefined;
-    return errorsText(validateDraft07.errors);
+  const validate = metaValidator(dialectOf(schema), schema['$schema']);
+  if (validate === undefined) {
+    metaAjv ??= makeAjv('2020-12', { code: { optimize: false } });
+    return metaAjv.validateSchema(schema) ? undefined : metaAjv.errorsText();
   }
-  metaAjv ??= makeAjv({ code: { optimize: false } });
-  return metaAjv.validateSchema(schema) ? undefined : metaAjv.errorsText();
+  return validate(schema) ? undefined : errorsText(validate.errors);
 }
 
 const DRAFT_07 = /^http:\/\/json-schema\.org\/draft-07\/schema#?$/;
-const validateDraft07 = draft07 as ValidateFunction;
+const DRAFT_2020_12 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
+/** The dialect a schema is validated in: draft-07 when its `$schema` says so, else 2020-12. */
+function dialectOf(schema: JsonSchema): Dialect {
+  const declared = schema['$schema'];
+  return typeof declared === 'string' && DRAFT_07.test(declared) ? 'draft-07' : '2020-12';
+}
+
+/** The generated meta-schema validator for a schema's `$schema` (none, draft-07 or 2020-12); `undefined` for another. */
+function metaValidator(dialect: Dialect, declared: unknown): ValidateFunction | undefined {
+  if (dialect === 'draft-07') return draft07 as ValidateFunction;
+  if (declared === undefined || (typeof declared === 'string' && DRAFT_2020_12.test(declared))) return draft2020 as ValidateFunction;
+  return undefined;
+}
 
 /** ajv's `errorsText` with its defaults. */
 function errorsText(errors: ValidateFunction['errors']): string {
@@ -56,83 +83,147 @@ function errorsText(errors: ValidateFunction['errors']): string {
   return errors.map((e) => `data${e.instancePath} ${e.message}`).join(', ');
 }
 
-type SchemaPart = 'params' | 'querystring' | 'headers' | 'cookies' | 'body';
-
 function routeName(route: Route): string {
   return `${route.method} ${route.path}`;
 }
 
 export interface ValidationIssue {
-  in: 'params' | 'querystring' | 'headers' | 'cookies' | 'body';
+  in: RequestPart;
   path: string;
   message: string;
-  /** The JSON Schema keyword that failed (`required`, `minLength`…): the key of its translation. */
+  /** The JSON Schema keyword that failed (`required`, `minLength`…): the key of its translation; `schema` for a library's issue (its message stands). */
   keyword: string;
   /** The keyword's parameters (`limit`, `missingProperty`…). */
   params: Record<string, unknown>;
 }
 
-/** Validates the parts of a request a route declares schemas for. */
+/** Validates the parts of a request a route declares schemas for; a promise when an asynchronous schema has to be awaited. */
 export interface RequestValidator {
   /** Params, query string, headers and cookies: checked before the middlewares run. */
-  head(ctx: Ctx): void;
+  head(ctx: Ctx): void | Promise<void>;
   /** The body: checked right before the handler. */
-  body(ctx: Ctx): void;
+  body(ctx: Ctx): void | Promise<void>;
 }
 
 const NONE: RequestValidator = { head() {}, body() {} };
 
+/**
+ * One part's check: the value to keep (ajv coerces in place and keeps the value; a library returns
+ * its output, transforms applied), or a promise of it; on failure its issues are added.
+ */
+type Check = (value: unknown, issues: ValidationIssue[]) => unknown;
+
 /** Compiles a route's schemas once, at registration; an invalid schema fails registration. */
-export function compileValidator(route: Route): RequestValidator {
-  const s = route.schema;
-  let querystring = s?.querystring;
-  if (querystring !== undefined && route.paginated !== undefined) querystring = withPageParams(querystring);
-  const params = compile(coercing, s?.params, route, 'params');
-  const query = compile(coercing, querystring, route, 'querystring');
-  const headers = compile(coercing, s?.headers, route, 'headers');
-  const cookies = compile(coercing, s?.cookies, route, 'cookies');
+export function compileValidator(route: Route, schemas: RouteSchemas): RequestValidator {
+  const s = schemas.request;
   // a form's values (and a buffered multipart body's fields) are strings, coerced like a query string's
   const fields = route.body === 'form' || route.body === 'multipart';
-  const body = compile(fields ? coercing : exact, s?.body, route, 'body');
+  const params = compile(s.params, true, route, 'params');
+  const query = compile(s.querystring, true, route, 'querystring', route.paginated !== undefined);
+  const headers = compile(s.headers, true, route, 'headers');
+  const cookies = compile(s.cookies, true, route, 'cookies');
+  const body = compile(s.body, fields, route, 'body');
   if (!params && !query && !headers && !cookies && !body) return NONE;
   return {
     head(ctx) {
       const issues: ValidationIssue[] = [];
-      if (params) check(params, ctx.params, 'params', issues);
-      if (query) check(query, ctx.query, 'querystring', issues);
-      if (headers) check(headers, ctx.headers, 'headers', issues);
+      let pending: Promise<unknown>[] | undefined;
+      const keep = (out: unknown, set: (value: unknown) => void) => {
+        if (out instanceof Promise) (pending ??= []).push(out.then(set));
+        else set(out);
+      };
+      if (params)
+        keep(params(ctx.params, issues), (v) => {
+          ctx.params = v as Ctx['params'];
+        });
+      if (query)
+        keep(query(ctx.query, issues), (v) => {
+          ctx.query = v as Ctx['query'];
+        });
+      // a library's output (its coercions) replaces the header values, as ajv's coercion does in place
+      if (headers) keep(headers(ctx.headers, issues), (v) => v !== ctx.headers && isObject(v) && Object.assign(ctx.req.headers, v));
       // a copy: coercion is for the check only, `ctx.cookies.get` reads the strings as sent
-      if (cookies) check(cookies, { ...ctx.cookies.all() }, 'cookies', issues);
-      if (issues.length > 0) throw failed(issues);
+      if (cookies) keep(cookies({ ...ctx.cookies.all() }, issues), () => {});
+      if (pending === undefined) {
+        if (issues.length > 0) throw failed(issues);
+        return;
+      }
+      return Promise.all(pending).then(() => {
+        if (issues.length > 0) throw failed(issues);
+      });
     },
     body(ctx) {
       if (!body) return;
       const issues: ValidationIssue[] = [];
-      const value = route.body === 'multipart' ? (ctx.body as { fields?: unknown } | undefined)?.fields : ctx.body;
-      check(body, value, 'body', issues);
-      if (issues.length > 0) throw failed(issues);
+      const multipart = route.body === 'multipart';
+      const value = multipart ? (ctx.body as { fields?: unknown } | undefined)?.fields : ctx.body;
+      const set = (out: unknown) => {
+        if (issues.length > 0) throw failed(issues);
+        if (multipart) (ctx.body as { fields?: unknown }).fields = out;
+        else ctx.body = out as Ctx['body'];
+      };
+      const out = body(value, issues);
+      return out instanceof Promise ? out.then(set) : set(out);
     },
   };
 }
 
-function compile(ajv: () => Ajv, schema: JsonSchema | undefined, route: Route, part: SchemaPart): ValidateFunction | undefined {
+function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Route, part: RequestPart, paged = false): Check | undefined {
   if (schema === undefined) return undefined;
-  checkSchema(schema, route, part);
+  if (schema.kind === 'standard') return standardCheck(schema.standard, part);
+  let json = schema.json;
+  checkSchema(json, route, part);
+  if (paged) json = withPageParams(json);
+  let validate: ValidateFunction;
   try {
-    return ajv().compile(schema);
+    validate = ajvFor(dialectOf(json), coerce).compile(json);
   } catch (error) {
     // valid JSON Schema that ajv still cannot compile: an unknown format, an unresolvable $ref…
     throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason: (error as Error).message }, { cause: error });
   }
+  return (value, issues) => {
+    if (!validate(value)) ajvIssues(validate.errors, part, issues);
+    return value;
+  };
 }
 
-function check(validate: ValidateFunction, value: unknown, where: ValidationIssue['in'], issues: ValidationIssue[]): void {
-  if (validate(value)) return;
-  for (const e of validate.errors ?? []) {
+function ajvIssues(errors: ErrorObject[] | null | undefined, where: RequestPart, issues: ValidationIssue[]): void {
+  for (const e of errors ?? []) {
     // a `const` value (an expected token, say) is the schema's secret to keep: the message says enough
     const { allowedValue: _hidden, ...params } = e.params as Record<string, unknown>;
     issues.push({ in: where, path: pathOf(e), message: e.message ?? 'is invalid', keyword: e.keyword, params });
   }
+}
+
+/** A Standard Schema's check: the library validates (synchronously, or through the promise it returns). */
+function standardCheck(schema: StandardSchemaV1, where: RequestPart): Check {
+  const validate = schema['~standard'].validate;
+  // a failed check keeps the value as it came: the 400 is thrown before anything reads it
+  const settle = (result: StandardSchemaV1.Result<unknown>, value: unknown, issues: ValidationIssue[]) => {
+    if (result.issues === undefined) return result.value;
+    for (const issue of result.issues)
+      issues.push({ in: where, path: pointer(issue.path), message: issue.message, keyword: 'schema', params: {} });
+    return value;
+  };
+  return (value, issues) => {
+    const result = validate(value);
+    return result instanceof Promise ? result.then((r) => settle(r, value, issues)) : settle(result, value, issues);
+  };
+}
+
+/** A library issue's path as a JSON pointer (`['items', 0, 'name']` → `/items/0/name`; none → `/`). */
+export function pointer(path: StandardSchemaV1.Issue['path']): string {
+  if (path === undefined || path.length === 0) return '/';
+  let out = '';
+  for (const segment of path) {
+    const key = typeof segment === 'object' && segment !== null ? segment.key : segment;
+    out += `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
+  }
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 function pathOf(e: ErrorObject): string {

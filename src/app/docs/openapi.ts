@@ -1,6 +1,6 @@
 import { checkSecurity } from '../../config/security-requirements.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
-import type { Route } from '../core/route.ts';
+import type { DocumentedRoute } from '../core/route-schemas.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
@@ -23,7 +23,7 @@ export type { OpenApiDocument } from './openapi-types.ts';
  * const doc = buildOpenApi(resolveConfig({ docs: { title: 'Books' } }), routes);
  * doc.paths['/books/{id}']?.get?.responses['404']; // a problem+json response
  */
-export function buildOpenApi(config: ResolvedConfig, routes: readonly Route[]): OpenApiDocument {
+export function buildOpenApi(config: ResolvedConfig, routes: readonly DocumentedRoute[]): OpenApiDocument {
   const docs = config.docs;
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
@@ -75,7 +75,7 @@ export function parseServer(entry: string): { url: string; description?: string 
   return description === '' ? { url } : { url, description };
 }
 
-function operation(route: Route, operationId: string, parameters: OpenApiParameter[]): OpenApiOperation {
+function operation(route: DocumentedRoute, operationId: string, parameters: OpenApiParameter[]): OpenApiOperation {
   const op: OpenApiOperation = { operationId, responses: {} };
   if (route.summary !== undefined) op.summary = route.summary;
   if (route.description !== undefined) op.description = route.description;

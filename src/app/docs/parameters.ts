@@ -1,4 +1,5 @@
-import type { JsonSchema, Route } from '../core/route.ts';
+import type { JsonSchema } from '../core/route.ts';
+import type { DocumentedRoute } from '../core/route-schemas.ts';
 import { PAGE_DEFAULTS } from '../pagination/page.ts';
 import type { OpenApiParameter } from './openapi-types.ts';
 import type { TemplateParam } from './route-path.ts';
@@ -14,7 +15,7 @@ const RESERVED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
  * @example
  * parametersOf(route, [{ name: 'id', key: 'id' }]); // [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }]
  */
-export function parametersOf(route: Route, pathParams: readonly TemplateParam[]): OpenApiParameter[] {
+export function parametersOf(route: DocumentedRoute, pathParams: readonly TemplateParam[]): OpenApiParameter[] {
   const declared = propertiesOf(route.schema?.params);
   const parameters: OpenApiParameter[] = pathParams.map((p) => {
     const schema = declared.properties[p.key] ?? declared.properties[p.name] ?? fallbackSchema(p);

@@ -1,7 +1,7 @@
 import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
 import { STATUS_CODES } from '../../utils/node-http.ts';
 import { bodyMediaTypes } from '../bodies/index.ts';
-import type { Route } from '../core/route.ts';
+import type { DocumentedRoute } from '../core/route-schemas.ts';
 import { pageSchema } from '../pagination/page.ts';
 import { upgradesOnly } from '../websocket/websocket-route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
@@ -18,7 +18,7 @@ import { problemResponse } from './problem-schema.ts';
  * @example
  * responsesOf({ method: 'GET', path: '/', handler }); // { 200: { description: 'OK' }, 404: …, default: … }
  */
-export function responsesOf(route: Route): Record<string, OpenApiResponse> {
+export function responsesOf(route: DocumentedRoute): Record<string, OpenApiResponse> {
   const responses: Record<string, OpenApiResponse> = {};
   for (const [key, schema] of Object.entries(route.schema?.response ?? {})) {
     const code = statusKey(key);
@@ -72,7 +72,7 @@ function isMediaTypeMap(v: unknown): v is OpenApiContent {
  * says what it holds). Forms and buffered multipart bodies carry `schema.body`; text is a string;
  * raw and stream bodies are bytes of the media types they accept.
  */
-export function requestBodyOf(route: Route): { required: true; content: OpenApiContent } | undefined {
+export function requestBodyOf(route: DocumentedRoute): { required: true; content: OpenApiContent } | undefined {
   const kind = route.body ?? 'json';
   const schema = route.schema?.body;
   if (kind === 'json' && schema === undefined) return undefined;

@@ -1,5 +1,6 @@
 import { KError } from '../../errors/k-error.ts';
 import type { JsonSchema } from '../../utils/json-schema.ts';
+import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 
 /**
  * A page request: 1-based `page` and `limit` items per page.
@@ -108,13 +109,57 @@ function jsonSafe(value: unknown): unknown {
   return typeof value;
 }
 
+/** A `Page<T>` envelope whose items a Standard Schema validates (see `pageSchema`). */
+export interface StandardPage extends StandardSchemaV1 {
+  /** The items' schema: the OpenAPI document shows the page of its JSON Schema. */
+  readonly pageItem: StandardSchemaV1;
+}
+
+const ENVELOPE = ['total', 'page', 'limit', 'total_pages'] as const;
+
+/**
+ * The envelope of a page whose items a Standard Schema (Zod, Valibot, ArkType…) validates: each
+ * item by the library (its output is sent), the counts as `pageSchema`'s JSON Schema says.
+ */
+function standardPage(item: StandardSchemaV1): StandardPage {
+  const validate = (value: unknown): StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>> => {
+    const page = value as Record<string, unknown>;
+    if (typeof value !== 'object' || value === null || !Array.isArray(page['data']))
+      return { issues: [{ message: 'must be a page: { data: [...], total, page, limit, total_pages }', path: [] }] };
+    const issues: StandardSchemaV1.Issue[] = [];
+    for (const key of ENVELOPE) {
+      const n = page[key];
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < (key === 'page' || key === 'limit' ? 1 : 0))
+        issues.push({ message: 'must be a non-negative integer', path: [key] });
+    }
+    const results = (page['data'] as unknown[]).map((entry) => item['~standard'].validate(entry));
+    const settle = (settled: StandardSchemaV1.Result<unknown>[]): StandardSchemaV1.Result<unknown> => {
+      settled.forEach((r, i) => {
+        for (const issue of r.issues ?? []) issues.push({ message: issue.message, path: ['data', i, ...(issue.path ?? [])] });
+      });
+      if (issues.length > 0) return { issues };
+      const out: Record<string, unknown> = { data: settled.map((r) => (r as StandardSchemaV1.SuccessResult<unknown>).value) };
+      for (const key of ENVELOPE) out[key] = page[key];
+      return { value: out };
+    };
+    return results.some((r) => r instanceof Promise)
+      ? Promise.all(results).then(settle)
+      : settle(results as StandardSchemaV1.Result<unknown>[]);
+  };
+  return { pageItem: item, '~standard': { version: 1, vendor: 'flotilla', validate } };
+}
+
 /**
  * The JSON Schema of `Page<T>` for items matching `item`.
  *
  * @example
  * pageSchema({ type: 'object', properties: { id: { type: 'integer' } } });
  */
-export function pageSchema(item: JsonSchema): JsonSchema {
+export function pageSchema(item: JsonSchema): JsonSchema;
+export function pageSchema(item: StandardSchemaV1): StandardPage;
+export function pageSchema(item: JsonSchema | StandardSchemaV1): JsonSchema | StandardPage;
+export function pageSchema(item: JsonSchema | StandardSchemaV1): JsonSchema | StandardPage {
+  if ('~standard' in item) return standardPage(item as StandardSchemaV1);
   return {
     type: 'object',
     required: ['data', 'total', 'page', 'limit', 'total_pages'],

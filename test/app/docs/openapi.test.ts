@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { App } from '../../../src/app/app.ts';
 import type { Route } from '../../../src/app/core/route.ts';
+import type { DocumentedRoute } from '../../../src/app/core/route-schemas.ts';
 import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
 import { PROBLEM_REF } from '../../../src/app/docs/problem-schema.ts';
 import { operationIdOf, toPathTemplates } from '../../../src/app/docs/route-path.ts';
@@ -113,7 +114,7 @@ async function validate(doc: OpenApiDocument): Promise<void> {
 }
 
 describe('buildOpenApi', () => {
-  const doc = buildOpenApi(config, routes);
+  const doc = buildOpenApi(config, routes as readonly DocumentedRoute[]);
 
   test('produces a valid OpenAPI 3.1.0 document', async () => {
     await assert.rejects(validate({ ...doc, paths: { '/a/{id}': { get: { operationId: 'a', responses: {} } } } }), /path parameters/);
@@ -302,7 +303,7 @@ describe('buildOpenApi', () => {
   });
 
   test('the document shares no object with the routes', () => {
-    const again = buildOpenApi(config, routes);
+    const again = buildOpenApi(config, routes as readonly DocumentedRoute[]);
     const schema = again.paths['/books/{id}']?.get?.responses['200']?.content?.['application/json']?.schema;
     assert.deepEqual(schema, book);
     assert.notEqual(schema, book);
