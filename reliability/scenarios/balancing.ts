@@ -1,5 +1,5 @@
 import { resolveConfig } from '../../src/config/validate.ts';
-import { listeningSocketHolders, readProc } from '../../tools/proc.ts';
+import { listeningSocketHolders } from '../../tools/proc.ts';
 import { now, sleep, within } from '../lib/clock.ts';
 import { byMsg, Cluster } from '../lib/cluster.ts';
 import type { Context, ScenarioOutcome } from '../lib/context.ts';
@@ -35,10 +35,6 @@ const UNEVEN_WORKERS = 4;
 export async function balancing(ctx: Context): Promise<ScenarioOutcome> {
   const rows: Row[] = [];
   const notes: string[] = [];
-  const migrate = readProc('/proc/sys/net/ipv4/tcp_migrate_req')?.trim() ?? 'n/a';
-  notes.push(
-    `net.ipv4.tcp_migrate_req = ${migrate} in the network namespace of this run (1: the kernel moves the connections queued on a closing SO_REUSEPORT listener to another one)`,
-  );
   for (const mode of MODES) {
     const name = `balancing: ${mode}`;
     const judge = (figure: string, value: string, failed: number) =>
