@@ -1,6 +1,7 @@
 import { checkSecurity } from '../../config/security-requirements.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { DocumentedRoute } from '../core/route-schemas.ts';
+import { hoistDefs } from './hoist-defs.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
@@ -57,8 +58,11 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Documented
       doc.paths[template] = item;
     }
   }
-  pruneSchemas(doc);
-  return JSON.parse(JSON.stringify(doc)) as OpenApiDocument;
+  // a copy first: the document shares no object with the routes, and the hoisting rewrites what it moves
+  const copy = JSON.parse(JSON.stringify(doc)) as OpenApiDocument;
+  hoistDefs(copy);
+  pruneSchemas(copy);
+  return copy;
 }
 
 /**

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
 import { type } from 'arktype';
 import Type from 'typebox';
 import * as v from 'valibot';
@@ -334,5 +335,46 @@ describe('the OpenAPI document shows a library’s schemas', () => {
       additionalProperties: false,
     });
     assert.equal(op.parameters.find((p) => p.name === 'id')?.schema !== undefined, true);
+  });
+
+  test('a recursive Zod schema: its $defs become components, and the document is valid OpenAPI 3.1', async () => {
+    interface Category {
+      name: string;
+      children: Category[];
+    }
+    const Category: z.ZodType<Category> = z.object({
+      name: z.string(),
+      get children() {
+        return z.array(Category);
+      },
+    });
+    const Tree = z.object({ root: Category });
+    const { app } = appWith(
+      {
+        method: 'PUT',
+        path: '/tree',
+        summary: 'Replace the tree',
+        schema: { body: Tree, response: { 200: Tree } },
+        handler: (ctx) => ctx.body,
+      },
+      {
+        method: 'GET',
+        path: '/tree',
+        summary: 'The tree',
+        schema: { response: { 200: Tree } },
+        handler: () => ({ root: { name: 'a', children: [] } }),
+      },
+    );
+    const doc = (await app.inject('/docs/openapi.json')).json() as { components: { schemas: Record<string, unknown> } };
+    const text = JSON.stringify(doc);
+    assert.doesNotMatch(text, /#\/\$defs\//, 'no reference left to a $defs the document does not have');
+    assert.ok(Object.keys(doc.components.schemas).length >= 3, Object.keys(doc.components.schemas).join());
+    await SwaggerParser.validate(structuredClone(doc) as never);
+    const put = await app.inject({
+      ...post('/tree', { root: { name: 'a', children: [{ name: 'b', children: [{ name: 7 }] }] } }),
+      method: 'PUT',
+    });
+    assert.equal(put.statusCode, 400);
+    assert.equal((put.json() as Problem).details.errors[0]?.path, '/root/children/0/children/0/name');
   });
 });
