@@ -47,7 +47,7 @@ export {
   type TypedRoute,
 } from './app/typed/define-route.ts';
 export { type PageOf, type Paginated, paginated } from './app/typed/paginated.ts';
-export type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './app/typed/type-provider.ts';
+export type { JsonSchemaToTs, ReplyType, SchemaType, TypeBoxProvider, TypeProvider } from './app/typed/type-provider.ts';
 export { withTypeProvider } from './app/typed/with-type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';

@@ -9,8 +9,9 @@ export type { NoSchemas, PathParams } from './path-params.ts';
 
 /**
  * The schemas a typed route may declare, as in {@link RouteSchema}: JSON Schema
- * objects (written `as const`, or inline in the `defineRoute` call), or whatever
- * the type provider types (TypeBox schemas…).
+ * objects (written `as const`, or inline in the `defineRoute` call), TypeBox 1
+ * schemas, Standard Schemas (Zod, Valibot, ArkType…), or whatever another type
+ * provider types.
  *
  * @example
  * const schema = { params: { type: 'object', properties: { id: { type: 'integer' } } } } as const satisfies RouteSchemas;
@@ -170,11 +171,13 @@ export type DefineRoute<P extends TypeProvider> = <
 /**
  * A route whose handler is typed from its schemas: `ctx.params`, `ctx.query`,
  * `ctx.headers` and `ctx.body` from `schema.params` / `querystring` / `headers`
- * / `body` (JSON Schema written inline or `as const`, typed by json-schema-to-ts),
- * path parameters without a schema as strings from the path, `ctx.state` from
- * the route's middlewares, and the returned value checked against the `2xx`
- * response schemas. Only the query's and params' declared keys can be read.
- * At run time it returns its argument, unchanged.
+ * / `body` (JSON Schema written inline or `as const`, typed by json-schema-to-ts;
+ * a TypeBox 1 schema as its `Static`; a Standard Schema, Zod's, Valibot's,
+ * ArkType's, as its library's output, transforms applied), path parameters
+ * without a schema as strings from the path, `ctx.state` from the route's
+ * middlewares, and the returned value checked against the `2xx` response
+ * schemas (a Standard Schema's input type). Only the query's and params'
+ * declared keys can be read. At run time it returns its argument, unchanged.
  *
  * @example
  * const getBook = defineRoute({
@@ -183,6 +186,7 @@ export type DefineRoute<P extends TypeProvider> = <
  *   schema: { params: { type: 'object', properties: { id: { type: 'integer' } } }, response: { 200: Book } },
  *   handler: (ctx) => repo.get(ctx.params.id), // id: number; must return a Book (or undefined, or throw)
  * });
+ * defineRoute({ method: 'GET', path: '/pages/:n', schema: { params: z.object({ n: z.coerce.number() }) }, handler: (ctx) => ctx.params.n }); // n: number
  */
 export function defineRoute<
   const Path extends string,

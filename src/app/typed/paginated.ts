@@ -7,7 +7,8 @@ import type { JsonSchemaToTs, ReplyType, TypeProvider } from './type-provider.ts
 
 /**
  * What a paginated route's handler returns: `Page<Item>` for an item schema the
- * type provider types (`as const`), anything otherwise.
+ * type provider types (a JSON Schema `as const`, a TypeBox 1 schema, a Standard
+ * Schema: its input type, what the library then shapes), anything otherwise.
  *
  * @example
  * const Book = { type: 'object', properties: { id: { type: 'integer' } }, required: ['id'] } as const;
@@ -33,7 +34,8 @@ export type Paginated<P extends TypeProvider> = <
  * `Page<T>` envelope of `item`. Validation of `page`/`limit` stays with
  * `ctx.parsePagination()`. The route is typed as with `defineRoute`, and its
  * handler must return `Page<Item>` (or a promise of it) when `item` is a typed
- * schema (`as const`).
+ * schema (a JSON Schema `as const`, a TypeBox 1 schema, or a Zod, Valibot,
+ * ArkType… schema).
  *
  * @example
  * paginated({ method: 'GET', path: '/books', handler: async (ctx) => repo.findAll(ctx.context(), ctx.parsePagination()) }, bookSchema);

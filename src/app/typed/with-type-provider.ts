@@ -4,8 +4,9 @@ import type { TypeProvider } from './type-provider.ts';
 
 /**
  * `defineRoute` and `paginated` for schemas another type provider types, such
- * as TypeBox's (see {@link TypeProvider}). Type-level only: at run time both
- * are the usual functions.
+ * as `@sinclair/typebox` 0.x's (see {@link TypeProvider}; TypeBox 1.x and the
+ * Standard Schema libraries need none: the default provider types them).
+ * Type-level only: at run time both are the usual functions.
  *
  * @example
  * import { Type, type Static, type TSchema } from '@sinclair/typebox';
