@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { after, type TestContext, test } from 'node:test';
 
-// The example's OpenAPI document, as `flotilla openapi` prints it, must pass both common linters:
+// The example's OpenAPI document, as `flotilla openapi` prints it (with a Zod route added), must pass both common linters:
 // Redocly's `recommended` ruleset and Spectral's `spectral:oas`, with no error. Both run offline.
 const root = resolve(import.meta.dirname, '../..');
 const require = createRequire(import.meta.url);
@@ -20,18 +20,22 @@ function bin(pkg: string, name: string): string {
   return join(dirname(manifest), bins[name] ?? '');
 }
 
+// the example's config with a route whose schemas are Zod's added (test/fixtures/schemas/books-with-zod.ts)
+const config = join(dir, 'app.yaml');
+writeFileSync(
+  config,
+  readFileSync(join(root, 'config/app.yaml'), 'utf8')
+    .replace('service: ../examples/books/service.ts', `service: ${join(root, 'test/fixtures/schemas/books-with-zod.ts')}`)
+    .replace('directory: ../examples/books/locales', `directory: ${join(root, 'examples/books/locales')}`),
+);
 const document = join(dir, 'openapi.json');
 writeFileSync(
   document,
-  execFileSync(
-    process.execPath,
-    ['--conditions=source', join(root, 'src/cli/main.ts'), 'openapi', '--config', join(root, 'config/app.yaml')],
-    {
-      encoding: 'utf8',
-      // no secret is needed to document the service
-      env: { ...process.env, BOOKS_API_KEY: '' },
-    },
-  ),
+  execFileSync(process.execPath, ['--conditions=source', join(root, 'src/cli/main.ts'), 'openapi', '--config', config], {
+    encoding: 'utf8',
+    // no secret is needed to document the service
+    env: { ...process.env, BOOKS_API_KEY: '' },
+  }),
 );
 
 interface Finding {
@@ -62,6 +66,19 @@ test('the example document declares its security: the create route its API key, 
   assert.deepEqual(doc.paths['/api/books']?.['post']?.security, [{ apiKey: [] }]);
   assert.deepEqual(doc.paths['/health']?.['get']?.security, []);
   assert.equal(doc.paths['/api/books']?.['get']?.security, undefined, 'public: the document default applies');
+});
+
+test('the Zod route is documented from its schemas, its recursive type as a component', () => {
+  const doc = JSON.parse(readFileSync(document, 'utf8')) as {
+    paths: Record<
+      string,
+      Record<string, { requestBody?: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>
+    >;
+    components: { schemas: Record<string, unknown> };
+  };
+  const body = doc.paths['/api/books/{id}/reviews']?.['post']?.requestBody?.content['application/json']?.schema;
+  assert.deepEqual(body?.properties['stars'], { type: 'integer', minimum: 1, maximum: 5 });
+  assert.doesNotMatch(JSON.stringify(doc), /#\/\$defs\//);
 });
 
 test('Redocly CLI, recommended ruleset: no error', (t: TestContext) => {

@@ -128,22 +128,11 @@ export function compileValidator(route: Route, schemas: RouteSchemas): RequestVa
     head(ctx) {
       const issues: ValidationIssue[] = [];
       let pending: Promise<unknown>[] | undefined;
-      const keep = (out: unknown, set: (value: unknown) => void) => {
-        if (out instanceof Promise) (pending ??= []).push(out.then(set));
-        else set(out);
-      };
-      if (params)
-        keep(params(ctx.params, issues), (v) => {
-          ctx.params = v as Ctx['params'];
-        });
-      if (query)
-        keep(query(ctx.query, issues), (v) => {
-          ctx.query = v as Ctx['query'];
-        });
-      // a library's output (its coercions) replaces the header values, as ajv's coercion does in place
-      if (headers) keep(headers(ctx.headers, issues), (v) => v !== ctx.headers && isObject(v) && Object.assign(ctx.req.headers, v));
+      if (params) pending = keep(ctx, 'params', params(ctx.params, issues), pending);
+      if (query) pending = keep(ctx, 'querystring', query(ctx.query, issues), pending);
+      if (headers) pending = keep(ctx, 'headers', headers(ctx.headers, issues), pending);
       // a copy: coercion is for the check only, `ctx.cookies.get` reads the strings as sent
-      if (cookies) keep(cookies({ ...ctx.cookies.all() }, issues), () => {});
+      if (cookies) pending = keep(ctx, 'cookies', cookies({ ...ctx.cookies.all() }, issues), pending);
       if (pending === undefined) {
         if (issues.length > 0) throw failed(issues);
         return;
@@ -166,6 +155,23 @@ export function compileValidator(route: Route, schemas: RouteSchemas): RequestVa
       return out instanceof Promise ? out.then(set) : set(out);
     },
   };
+}
+
+/** Keeps a checked value (a promise of it joins `pending`), with no closure on the synchronous path. */
+function keep(ctx: Ctx, part: RequestPart, out: unknown, pending: Promise<unknown>[] | undefined): Promise<unknown>[] | undefined {
+  if (!(out instanceof Promise)) {
+    assign(ctx, part, out);
+    return pending;
+  }
+  const kept = out.then((value) => assign(ctx, part, value));
+  return pending === undefined ? [kept] : [...pending, kept];
+}
+
+function assign(ctx: Ctx, part: RequestPart, value: unknown): void {
+  if (part === 'params') ctx.params = value as Ctx['params'];
+  else if (part === 'querystring') ctx.query = value as Ctx['query'];
+  // a library's output (its coercions) replaces the header values, as ajv's coercion does in place
+  else if (part === 'headers' && value !== ctx.headers && isObject(value)) Object.assign(ctx.req.headers, value);
 }
 
 function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Route, part: RequestPart, paged = false): Check | undefined {
