@@ -21,6 +21,7 @@ export type {
 export { type ConnectMiddleware, fromConnect } from './app/connect/from-connect.ts';
 export type { ClearCookieOptions, CookieOptions, Cookies } from './app/cookies/cookies.ts';
 export { Ctx, type RequestState } from './app/core/ctx.ts';
+export { currentContext } from './app/core/current-context.ts';
 export { Group } from './app/core/group.ts';
 export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
 export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module } from './app/core/registrar.ts';

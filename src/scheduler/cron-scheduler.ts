@@ -5,6 +5,7 @@ import type { Logger as CronLogger, RunCoordinator, ScheduledTask } from 'node-c
 import { type Logger, pino } from 'pino';
 import { createError } from '../errors/flotilla-error.ts';
 import { type JobOutcome, type SchedulerMetrics, type SkipReason, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
+import { runInScope } from '../utils/context-storage.ts';
 import { otel } from '../utils/otel-api.ts';
 import type { FireCoordinator, Scheduler, SchedulerEnv } from './scheduler.ts';
 
@@ -249,8 +250,22 @@ export class CronScheduler implements Scheduler {
       { kind: SpanKind.INTERNAL, attributes: { 'flotilla.job.name': job.name } },
       ROOT_CONTEXT,
     );
+    const active = span === undefined ? ROOT_CONTEXT : trace.setSpan(ROOT_CONTEXT, span);
+    // the run's own scope: `currentContext()` in the job's code (src/app/core/current-context.ts)
+    let scoped: Record<string, unknown> | undefined;
+    const scope = {
+      context: () =>
+        (scoped ??= {
+          requestId: `job:${fire.key}`,
+          logger: this.#logger.child({ job: job.name, fire: fire.key }),
+          signal,
+          otel: active,
+          state: {},
+        }),
+    };
+    const run = () => runInScope(scope, job.run, signal, fire);
     try {
-      await (span === undefined ? job.run(signal, fire) : context.with(trace.setSpan(ROOT_CONTEXT, span), () => job.run(signal, fire)));
+      await (span === undefined ? run() : context.with(active, run));
       return { outcome: 'success', error: undefined, durationMs: performance.now() - started, span };
     } catch (error) {
       return { outcome: 'failure', error, durationMs: performance.now() - started, span };

@@ -17,6 +17,8 @@ import {
 } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { type MetricValue, Registry } from 'prom-client';
+import { currentContext } from '../../src/app/core/current-context.ts';
+import type { RequestContext } from '../../src/app/core/request-context.ts';
 import { type CronFire, type CronJob, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
 import type { FireCoordinator } from '../../src/scheduler/scheduler.ts';
 import { schedulerContract } from './scheduler-contract.ts';
@@ -225,6 +227,31 @@ describe('CronScheduler runs (fake clock)', () => {
       },
     ]);
     assert.ok(activeSpan, 'the run sees its span as the active one');
+    await scheduler.stop(AbortSignal.timeout(1_000));
+  });
+
+  it('a run has its own context: currentContext() in the job, across awaits, and none outside', async (t) => {
+    const advance = fakeClock(t);
+    const seen: (RequestContext | undefined)[] = [];
+    const { scheduler, sink } = bound([
+      {
+        name: 'report',
+        cron: '* * * * * *',
+        run: async (signal) => {
+          await Promise.resolve();
+          const context = currentContext();
+          seen.push(context);
+          assert.equal(context?.signal, signal);
+          context?.logger.info('from the job');
+        },
+      },
+    ]);
+    scheduler.start();
+    await advance();
+    await sink.next((l) => l['msg'] === 'from the job');
+    assert.match(seen[0]?.requestId ?? '', /^job:report:2030-01-01T00:00:01/);
+    assert.deepEqual(seen[0]?.state, {});
+    assert.equal(currentContext(), undefined);
     await scheduler.stop(AbortSignal.timeout(1_000));
   });
 

@@ -267,13 +267,14 @@ export class Ctx<
     return typeof id === 'string' ? id : undefined;
   }
 
-  /** The request-scoped context for repositories: abort signal, request id, logger, OpenTelemetry context. */
+  /** The request-scoped context for repositories: abort signal, request id, logger, OpenTelemetry context, state (also `currentContext()`). */
   context(): RequestContext {
     this.#context ??= {
       signal: this.#signal(),
       requestId: this.requestId,
       logger: this.logger,
       otel: this.otel,
+      state: this.state as Record<string, unknown>,
     };
     return this.#context;
   }

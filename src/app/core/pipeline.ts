@@ -6,6 +6,7 @@ import { KError } from '../../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../../errors/problem.ts';
 import { localizeProblem } from '../../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../../metrics/metrics-collector.ts';
+import { runInScope } from '../../utils/context-storage.ts';
 import { otel } from '../../utils/otel-api.ts';
 import { type Compression, compressSync, encodingOf } from '../compression/compression.ts';
 import type { Cors } from '../headers/cors.ts';
@@ -76,39 +77,45 @@ export function createRequestHandler(host: PipelineHost): QueuedHandler {
     setSecurityHeaders(res, host.securityHeaders);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
-    host.inFlight.enter(ctx);
-    const span = startServerSpan(host.tracer, ctx);
-    let ended = false;
-    const end = (completed: boolean) => {
-      if (ended) return;
-      ended = true;
-      host.inFlight.leave(ctx);
-      record(host, ctx, started, completed, span);
-    };
-    res.once('finish', () => end(true));
-    res.once('close', () => end(false));
-    let routed: void | Promise<void>;
-    try {
-      // a request without a span of its own runs in the root context anyway: spare the context switch
-      routed =
-        ctx.otel === ROOT_CONTEXT
-          ? route(host, ctx, url, started, admitted, backlog, expectedMs)
-          : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted, backlog, expectedMs);
-    } catch (error) {
-      fail(host, ctx, error);
-      return;
-    }
-    if (routed === undefined) respond(host, ctx);
-    else
-      routed.then(
-        () => {
-          if (!isExpired(ctx)) respond(host, ctx);
-        },
-        (error: unknown) => {
-          if (!isExpired(ctx)) fail(host, ctx, error);
-        },
-      );
+    // the request's scope: `currentContext()` anywhere in its work, its error handler and its reply
+    runInScope(ctx, serve, host, ctx, url, started, admitted, backlog, expectedMs);
   };
+}
+
+/** One request from its `Ctx` on, run in its scope (see `createRequestHandler`). */
+function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admitted: boolean, backlog: number, expectedMs: number): void {
+  host.inFlight.enter(ctx);
+  const span = startServerSpan(host.tracer, ctx);
+  let ended = false;
+  const end = (completed: boolean) => {
+    if (ended) return;
+    ended = true;
+    host.inFlight.leave(ctx);
+    record(host, ctx, started, completed, span);
+  };
+  ctx.res.once('finish', () => end(true));
+  ctx.res.once('close', () => end(false));
+  let routed: void | Promise<void>;
+  try {
+    // a request without a span of its own runs in the root context anyway: spare the context switch
+    routed =
+      ctx.otel === ROOT_CONTEXT
+        ? route(host, ctx, url, started, admitted, backlog, expectedMs)
+        : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted, backlog, expectedMs);
+  } catch (error) {
+    fail(host, ctx, error);
+    return;
+  }
+  if (routed === undefined) respond(host, ctx);
+  else
+    routed.then(
+      () => {
+        if (!isExpired(ctx)) respond(host, ctx);
+      },
+      (error: unknown) => {
+        if (!isExpired(ctx)) fail(host, ctx, error);
+      },
+    );
 }
 
 /** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */

@@ -21,6 +21,8 @@ export interface RequestContext {
   logger: Logger;
   /** The OpenTelemetry context of the request (its server span is active in it). */
   otel: Context;
+  /** What middlewares left for the handlers (`ctx.state`); a scheduled job's run starts with an empty one. */
+  state: Record<string, unknown>;
 }
 
 /**

@@ -25,7 +25,8 @@ export function hoistDefs(doc: OpenApiDocument): void {
       if (!isRecord(defs)) continue;
       delete node[key];
       const renamed = new Map<string, string>();
-      for (const [name, def] of Object.entries(defs)) renamed.set(`#/${key}/${escape(name)}`, `${COMPONENTS}${place(schemas, name, def)}`);
+      for (const [name, def] of Object.entries(defs))
+        renamed.set(`#/${key}/${pointerToken(name)}`, `${COMPONENTS}${place(schemas, name, def)}`);
       rewrite(node, renamed);
       for (const target of renamed.values()) rewrite(schemas[target.slice(COMPONENTS.length)], renamed);
     }
@@ -62,7 +63,7 @@ function rewrite(node: unknown, renamed: Map<string, string>): void {
   }
 }
 
-function escape(name: string): string {
+function pointerToken(name: string): string {
   return name.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
