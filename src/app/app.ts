@@ -36,6 +36,7 @@ import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { createCors } from './headers/cors.ts';
 import { securityHeaderList } from './headers/security-headers.ts';
+import { compileTrust } from './headers/trusted-proxy.ts';
 import { healthRoute } from './health/health.ts';
 import { GlobalTracer } from './observability/global-tracer.ts';
 import { createLogger } from './observability/logger.ts';
@@ -476,6 +477,7 @@ export class App implements Registrar {
       logger: this.logger,
       deadline: this.#deadline.signal,
       cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
+      trustProxy: compileTrust(this.config.trustProxy),
       get translator() {
         return app.#translator;
       },

@@ -64,6 +64,23 @@ export const CONFIG_SCHEMA = object(
         '`production` removes the docs routes and hides internal error details. Left out, it is `NODE_ENV` when that is one of the three, else `development`.',
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
+    trustProxy: {
+      oneOf: [
+        { type: 'integer', minimum: 0, maximum: 64 },
+        {
+          type: 'array',
+          maxItems: 1024,
+          items: {
+            type: 'string',
+            maxLength: 64,
+            pattern: '^([0-9]{1,3}(\\.[0-9]{1,3}){3}(/[0-9]{1,2})?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(/[0-9]{1,3})?)$',
+          },
+        },
+      ],
+      default: 0,
+      description:
+        'The proxies whose forwarding headers (`Forwarded`, `X-Forwarded-For`/`-Proto`/`-Host`) are believed: a hop count (the N nearest, whoever they are), or their addresses and CIDRs (`10.0.0.0/8`, `::1`). `ctx.ip`, `ctx.protocol` and `ctx.host` then name the client, and the rate limits, request logs and cross-origin checks use them. `0`: none, the socket is the client.',
+    },
     docs: object(
       { default: present, description: 'The documentation page and its OpenAPI document (not served in production).' },
       {

@@ -62,7 +62,9 @@ export interface CoordinationConfig extends Inner<KConfig, 'coordination'> {}
 export interface WebSocketsConfig extends Inner<KConfig, 'websockets'> {}
 
 /** Readonly, and the objects one level down too (a resolved config is deeply frozen at run time). */
-type ReadonlyTwoLevels<T> = { readonly [K in keyof T]: T[K] extends readonly unknown[] ? T[K] : Readonly<T[K]> };
+type ReadonlyTwoLevels<T> = { readonly [K in keyof T]: ReadonlyValue<T[K]> };
+// distributive: a key that is a number or a list (`trustProxy`) keeps its list mutable, as the other lists
+type ReadonlyValue<V> = V extends readonly unknown[] ? V : Readonly<V>;
 
 /**
  * A validated config with every default applied, deeply frozen: every key with a default in

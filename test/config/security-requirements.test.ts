@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import type { Route } from '../../src/app/core/route.ts';
 import type { DocumentedRoute } from '../../src/app/core/route-schemas.ts';
 import { buildOpenApi } from '../../src/app/docs/openapi.ts';
 import { defineRoute } from '../../src/app/typed/define-route.ts';

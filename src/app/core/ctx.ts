@@ -6,6 +6,7 @@ import { negotiateLocale, type Translator } from '../../i18n/translator.ts';
 import { otel } from '../../utils/otel-api.ts';
 import type { CookieSigner } from '../cookies/cookie-signer.ts';
 import { Cookies } from '../cookies/cookies.ts';
+import { type ClientOrigin, clientOf, type ProxyTrust } from '../headers/trusted-proxy.ts';
 import { DEADLINE, SLOT } from '../overload/in-flight.ts';
 import { type PageQuery, parsePagination } from '../pagination/page.ts';
 import type { SseEvent, SseOptions } from '../streams/sse.ts';
@@ -37,6 +38,8 @@ export interface CtxScope {
   readonly deadline: AbortSignal;
   /** Signs and verifies cookies under `cookies.secrets`; undefined without secrets. */
   readonly cookieSigner: CookieSigner | undefined;
+  /** The proxies `trustProxy` believes; undefined: none, the socket's peer is the client. */
+  readonly trustProxy: ProxyTrust | undefined;
 }
 
 /** The body a handler chose to send; written once, after the middlewares have run. */
@@ -124,6 +127,7 @@ export class Ctx<
   readonly #scope: CtxScope;
   #logger: Logger | undefined;
   #context: RequestContext | undefined;
+  #origin: ClientOrigin | undefined;
   #locale: string | undefined;
   #cookies: Cookies | undefined;
   /** Aborts the request's signal: the client left, or the route work ran out of time. */
@@ -161,6 +165,30 @@ export class Ctx<
   get cookies(): Cookies {
     this.#cookies ??= new Cookies(this.req, this.res, this.#scope.cookieSigner, () => this.#expired === undefined);
     return this.#cookies;
+  }
+
+  /**
+   * The client's address: the socket's peer, or, when that peer is a proxy `trustProxy` believes,
+   * the address its forwarding headers give (`Forwarded`, `X-Forwarded-For`). The default rate-limit
+   * key and the request log use it.
+   */
+  get ip(): string {
+    return this.#client().ip;
+  }
+
+  /** `http` or `https`, as the client used it (a trusted proxy's `proto`, `X-Forwarded-Proto`). */
+  get protocol(): string {
+    return this.#client().protocol;
+  }
+
+  /** The host the client asked for, with its port if it gave one (a trusted proxy's `host`, `X-Forwarded-Host`; else `Host`). */
+  get host(): string {
+    return this.#client().host;
+  }
+
+  #client(): ClientOrigin {
+    this.#origin ??= clientOf(this.req, this.#scope.trustProxy);
+    return this.#origin;
   }
 
   /** The request headers, lower-case names (coerced and validated by `schema.headers`). */

@@ -404,6 +404,7 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     method: ctx.method,
     route,
     path: ctx.path,
+    ip: ctx.ip,
     status,
     durationMs: Math.round(durationMs * 1000) / 1000,
     // streamed responses only (no lookup for the others); left out of the line otherwise

@@ -18,7 +18,7 @@ export interface RateLimitOptions {
   /** The window, in ms: a positive integer (a window starts with the first request of a key that has none running). */
   windowMs: number;
   /**
-   * Whom a request is counted for (default: the client's address, `ctx.req.socket.remoteAddress`).
+   * Whom a request is counted for (default: the client's address, `ctx.ip`).
    * `undefined` exempts the request; a throw is a programming error, answered 500.
    */
   key?: (ctx: Ctx) => string | undefined;
@@ -43,14 +43,15 @@ export interface RateLimitPolicy {
 export const MAX_WINDOW_MS = 86_400_000 * 24;
 
 /**
- * The default key of a rate limit: the address the connection comes from (in a cluster, the
- * client's own: the primary hands its socket over). Behind a proxy, every request has the proxy's.
+ * The default key of a rate limit: the client's address (`ctx.ip`: the connection's, or behind a
+ * proxy `trustProxy` believes, the one it forwarded; without `trustProxy`, every request through a
+ * proxy has the proxy's).
  *
  * @example
  * rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => (isInternal(ctx) ? undefined : clientAddress(ctx)) }
  */
 export function clientAddress(ctx: Ctx): string {
-  return ctx.req.socket?.remoteAddress ?? 'unknown';
+  return ctx.ip || 'unknown';
 }
 
 /**

@@ -8,6 +8,8 @@ export interface RequestLine {
   method: string;
   route: string;
   path: string;
+  /** The client's address (`ctx.ip`: behind a trusted proxy, the one it forwarded). */
+  ip: string;
   status: number;
   durationMs: number;
   /** Streamed responses only; left out of the line when undefined. */
@@ -104,7 +106,7 @@ const asString =
  * takes plain lines; any other logger goes through pino. test/app/request-line.test.ts compares both on random lines.
  *
  * @example
- * writeRequestLine(app.logger, { requestId, traceId: undefined, method: 'GET', route: '/items', path: '/items', status: 200, durationMs: 1.2, bytes: undefined });
+ * writeRequestLine(app.logger, { requestId, traceId: undefined, method: 'GET', route: '/items', path: '/items', ip: '127.0.0.1', status: 200, durationMs: 1.2, bytes: undefined });
  */
 export function writeRequestLine(logger: Logger, line: RequestLine): void {
   const p = logger as unknown as PinoInternals;
@@ -117,7 +119,7 @@ export function writeRequestLine(logger: Logger, line: RequestLine): void {
   if (p.levelVal > INFO) return;
   let s = `${(p[lsCacheSym] as Record<number, string>)[INFO]}${(p[timeSym] as () => string)()}${p[chindingsSym] as string},"requestId":${asString(line.requestId)}`;
   if (line.traceId !== undefined) s += `,"traceId":${asString(line.traceId)}`;
-  s += `,"method":${asString(line.method)},"route":${asString(line.route)},"path":${asString(line.path)},"status":${line.status},"durationMs":${line.durationMs}`;
+  s += `,"method":${asString(line.method)},"route":${asString(line.route)},"path":${asString(line.path)},"ip":${asString(line.ip)},"status":${line.status},"durationMs":${line.durationMs}`;
   if (line.bytes !== undefined) s += `,"bytes":${line.bytes}`;
   stream.write(`${s},"msg":"request completed"${p[endSym] as string}`);
 }

@@ -26,6 +26,7 @@ const requestLine: fc.Arbitrary<RequestLine> = fc.record({
   method: fc.constantFrom('GET', 'POST', 'DELETE', 'PROPFIND'),
   route: text,
   path: latin1,
+  ip: fc.oneof(fc.ipV4(), fc.ipV6(), latin1),
   status: fc.integer({ min: 100, max: 599 }),
   durationMs: fc.oneof(
     fc.constant(0),
@@ -55,6 +56,7 @@ const LINE: RequestLine = {
   method: 'GET',
   route: '/items',
   path: '/items',
+  ip: '127.0.0.1',
   status: 200,
   durationMs: 1.5,
   bytes: undefined,
