@@ -41,13 +41,19 @@ export declare namespace StandardSchemaV1 {
   type InferOutput<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['output'];
 }
 
+/** `target`: the JSON Schema dialect asked for; `libraryOptions`: passed to the library as they are. */
+export interface StandardJsonSchemaOptions {
+  readonly target: string;
+  readonly libraryOptions?: Record<string, unknown>;
+}
+
 /** What a library that implements Standard JSON Schema adds to `~standard`: its schemas as JSON Schema. */
 export interface StandardJsonSchemaProps {
   readonly jsonSchema: {
     /** The JSON Schema of what the schema accepts. */
-    readonly input: (options: { target: string }) => Record<string, unknown>;
+    readonly input: (options: StandardJsonSchemaOptions) => Record<string, unknown>;
     /** The JSON Schema of what it produces (after transforms); may throw when JSON Schema cannot say it. */
-    readonly output: (options: { target: string }) => Record<string, unknown>;
+    readonly output: (options: StandardJsonSchemaOptions) => Record<string, unknown>;
   };
 }
 

@@ -136,24 +136,27 @@ function derive(schema: StandardSchemaV1, direction: Direction): { schema: JsonS
     return item && { schema: pageSchema(item.schema), exact: item.exact };
   }
   const props = schema['~standard'] as StandardSchemaV1.Props & Partial<StandardJsonSchemaProps>;
-  const attempts: (() => unknown)[] = [];
+  // each way to say it, with whether it says the direction asked for (a response's shape prunes replies only then)
+  const attempts: [() => unknown, exact: boolean][] = [];
   if (props.jsonSchema !== undefined) {
     const { jsonSchema } = props;
-    attempts.push(() => jsonSchema[direction]({ target: TARGET }));
-    if (direction === 'output') attempts.push(() => jsonSchema.input({ target: TARGET }));
+    // a part JSON Schema cannot hold (Zod's z.date()) left open (`{}`) rather than the whole slot undocumented
+    const lenient = { target: TARGET, libraryOptions: { unrepresentable: 'any' } };
+    attempts.push([() => jsonSchema[direction]({ target: TARGET }), true], [() => jsonSchema[direction](lenient), true]);
+    if (direction === 'output') attempts.push([() => jsonSchema.input(lenient), false]);
   } else if (props.vendor === 'valibot') {
     const convert = valibotConverter();
     if (convert !== undefined) {
-      attempts.push(() => convert(schema, { target: TARGET, typeMode: direction, errorMode: 'throw' }));
-      attempts.push(() => convert(schema, { target: TARGET, typeMode: 'input', errorMode: 'ignore' }));
+      attempts.push([() => convert(schema, { target: TARGET, typeMode: direction, errorMode: 'throw' }), true]);
+      attempts.push([() => convert(schema, { target: TARGET, typeMode: 'input', errorMode: 'ignore' }), false]);
     }
   } else if (typeof (schema as { toJsonSchema?: unknown }).toJsonSchema === 'function') {
-    attempts.push(() => (schema as unknown as { toJsonSchema(): unknown }).toJsonSchema());
+    attempts.push([() => (schema as unknown as { toJsonSchema(): unknown }).toJsonSchema(), direction === 'input']);
   }
-  for (const [i, attempt] of attempts.entries()) {
+  for (const [attempt, exact] of attempts) {
     try {
       const out = attempt();
-      if (isPlainObject(out)) return { schema: withoutDialect(out), exact: i === 0 };
+      if (isPlainObject(out)) return { schema: withoutDialect(out), exact };
     } catch {
       // JSON Schema cannot say this direction (a transform, a custom check): try the next way
     }

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction, ValidationError } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createError } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
@@ -176,7 +176,7 @@ function assign(ctx: Ctx, part: RequestPart, value: unknown): void {
 
 function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Route, part: RequestPart, paged = false): Check | undefined {
   if (schema === undefined) return undefined;
-  if (schema.kind === 'standard') return standardCheck(schema.standard, part);
+  if (schema.kind === 'standard') return paged ? pagedQuery(standardCheck(schema.standard, part)) : standardCheck(schema.standard, part);
   let json = schema.json;
   checkSchema(json, route, part);
   if (paged) json = withPageParams(json);
@@ -188,8 +188,40 @@ function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Rou
     throw createError('FLO_ERR_BAD_SCHEMA', { route: routeName(route), part, reason: (error as Error).message }, { cause: error });
   }
   return (value, issues) => {
-    if (!validate(value)) ajvIssues(validate.errors, part, issues);
+    const valid = validate(value) as boolean | Promise<unknown>;
+    // `$async: true`: ajv's validator returns a promise, rejected with its errors
+    if (valid instanceof Promise) {
+      return valid.then(
+        () => value,
+        (error: unknown) => {
+          if (!(error instanceof ValidationError)) throw error;
+          ajvIssues(error.errors as ErrorObject[], part, issues);
+          return value;
+        },
+      );
+    }
+    if (!valid) ajvIssues(validate.errors, part, issues);
     return value;
+  };
+}
+
+/**
+ * A paginated route's library query schema: `page` and `limit` are `parsePagination`'s to check, so
+ * the library sees the query without them (a strict object would refuse them, a stripping one drop
+ * them) and they are put back in its output.
+ */
+function pagedQuery(check: Check): Check {
+  const restore = (out: unknown, page: unknown, limit: unknown) => {
+    if (!isObject(out)) return out;
+    const kept: Record<string, unknown> = { ...out };
+    if (page !== undefined) kept['page'] = page;
+    if (limit !== undefined) kept['limit'] = limit;
+    return kept;
+  };
+  return (value, issues) => {
+    const { page, limit, ...rest } = value as Record<string, unknown>;
+    const out = check(rest, issues);
+    return out instanceof Promise ? out.then((o) => restore(o, page, limit)) : restore(out, page, limit);
   };
 }
 

@@ -190,6 +190,24 @@ describe('response schemas from a library shape the reply', () => {
     assert.equal((await app.inject('/d')).body, '{"at":"2026-01-02"}');
   });
 
+  test('a paginated route with a library query schema: page and limit still reach parsePagination', async () => {
+    for (const querystring of [z.object({ q: z.string().optional() }), z.strictObject({ q: z.string().optional() })]) {
+      const { app } = appWith({
+        method: 'GET',
+        path: '/books',
+        paginated: { item: z.object({ id: z.number() }) },
+        schema: { querystring },
+        handler: (ctx) => {
+          const { page, limit } = ctx.parsePagination();
+          return newPage([{ id: page * 100 + limit }], 1, page, limit);
+        },
+      });
+      const res = await app.inject('/books?page=3&limit=7&q=x');
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual((res.json() as { data: unknown[] }).data, [{ id: 307 }]);
+    }
+  });
+
   test('a paginated route with a Zod item schema: items checked and shaped by the library', async () => {
     const { app } = appWith({
       method: 'GET',
@@ -276,11 +294,33 @@ describe('JSON Schema draft 2020-12, enforced', () => {
     assert.equal((await app.inject(post('/s', ['a', 'b']))).statusCode, 400);
   });
 
-  test('z.toJSONSchema() output, $schema included, is accepted and enforced', async () => {
+  test('z.toJSONSchema() output, $schema included, is accepted and enforced (Zod marks it with a hidden ~standard: Zod checks it)', async () => {
     const Book = z.object({ title: z.string().min(1), year: z.number().int() });
     const { app } = appWith({ method: 'POST', path: '/b', schema: { body: z.toJSONSchema(Book) }, handler: (ctx) => ctx.body });
     assert.equal((await app.inject(post('/b', { title: 'Dune', year: 1965 }))).statusCode, 200);
     assert.equal((await app.inject(post('/b', { title: '', year: 1965 }))).statusCode, 400);
+  });
+
+  test('a plain copy of z.toJSONSchema() (no hidden ~standard) is validated by ajv as 2020-12', async () => {
+    const Book = { ...z.toJSONSchema(z.object({ title: z.string().min(1), tags: z.array(z.string()) })) };
+    assert.equal(Object.getOwnPropertyDescriptor(Book, '~standard'), undefined);
+    const { app } = appWith({ method: 'POST', path: '/b', schema: { body: Book }, handler: () => ({ ok: true }) });
+    assert.equal((await app.inject(post('/b', { title: 'Dune', tags: [] }))).statusCode, 200);
+    const bad = await app.inject(post('/b', { title: '', tags: [1] }));
+    assert.equal(bad.statusCode, 400);
+    assert.deepEqual(
+      (bad.json() as Problem).details.errors.map((e) => `${e.keyword} ${e.path}`).sort(),
+      ['minLength /title', 'type /tags/0'],
+    );
+  });
+
+  test('$async: true is awaited: its errors are a 400, not a pass', async () => {
+    const schema = { $async: true, type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const { app } = appWith({ method: 'POST', path: '/s', schema: { body: schema }, handler: () => ({ ok: true }) });
+    assert.equal((await app.inject(post('/s', { n: 1 }))).statusCode, 200);
+    const bad = await app.inject(post('/s', { n: 'x' }));
+    assert.equal(bad.statusCode, 400);
+    assert.equal((bad.json() as Problem).details.errors[0]?.path, '/n');
   });
 
   test('query coercion works as before under 2020-12', async () => {
@@ -335,6 +375,21 @@ describe('the OpenAPI document shows a library’s schemas', () => {
       additionalProperties: false,
     });
     assert.equal(op.parameters.find((p) => p.name === 'id')?.schema !== undefined, true);
+  });
+
+  test('a part JSON Schema cannot say (z.date()) is left open; the rest of the slot is documented', async () => {
+    const { app } = appWith({
+      method: 'POST',
+      path: '/events',
+      summary: 'An event',
+      schema: { body: z.object({ at: z.date(), name: z.string() }) },
+      handler: () => ({ ok: true }),
+    });
+    const doc = (await app.inject('/docs/openapi.json')).json() as {
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+    };
+    const body = doc.paths['/events']?.['post']?.requestBody.content['application/json']?.schema;
+    assert.deepEqual(body?.properties, { at: {}, name: { type: 'string' } });
   });
 
   test('a recursive Zod schema: its $defs become components, and the document is valid OpenAPI 3.1', async () => {
