@@ -138,6 +138,8 @@ export interface Scenario {
   idCount?: number;
   /** Extra request headers (`Connection: close`). */
   headers?: Record<string, string>;
+  /** A request body: every request is then a POST with it (`Content-Type` in `headers`). */
+  body?: string;
   /** Only these contenders (and their baseline builds) run it; default: every contender. */
   contenders?: readonly string[];
   /** One keep-alive connection serves many requests (false: a new connection per request). */

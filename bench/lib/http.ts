@@ -21,3 +21,20 @@ export function get(port: number, path: string, headers: Record<string, string> 
     req.end();
   });
 }
+
+/** POST http://127.0.0.1:<port><path> with `body` as JSON, on a fresh connection. */
+export function postJson(port: number, path: string, body: unknown): Promise<Reply> {
+  const started = performance.now();
+  const data = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const headers = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) };
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (d: string) => (text += d));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, ms: performance.now() - started }));
+      res.once('error', reject);
+    });
+    req.once('error', reject);
+    req.end(data);
+  });
+}

@@ -76,6 +76,7 @@ export async function loadRun(server: ServerProcess, scenario: Scenario, s: Load
     port: server.port,
     path: scenario.path,
     ...(scenario.idCount === undefined ? {} : { idCount: scenario.idCount }),
+    ...(scenario.body === undefined ? {} : { body: scenario.body }),
     connections: s.connections,
     durationS: s.durationS,
     headers: { Origin: ORIGIN, Accept: 'application/json', ...scenario.headers },

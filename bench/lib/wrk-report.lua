@@ -1,7 +1,13 @@
 -- wrk script of the flotilla benchmark.
 -- BENCH_ID_COUNT=n: request /items/1 … /items/n in turn instead of the command line's URL.
+-- BENCH_BODY=...: send it with every request, as a POST (the Content-Type comes with -H).
 -- done() prints one line, BENCH_JSON {...}, with the counts and the latency percentiles (µs).
 local ids = tonumber(os.getenv("BENCH_ID_COUNT") or "")
+local body = os.getenv("BENCH_BODY") or ""
+if body ~= "" then
+  wrk.method = "POST"
+  wrk.body = body
+end
 if ids then
   local n = 0
   request = function()

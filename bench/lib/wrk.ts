@@ -9,6 +9,8 @@ export interface LoadOptions {
   /** Path of every request, or with `idCount`, ignored: `/items/1` … `/items/<idCount>` in turn. */
   path: string;
   idCount?: number;
+  /** A body to send with every request, as a POST (give its Content-Type in `headers`). */
+  body?: string;
   connections: number;
   durationS: number;
   headers: Record<string, string>;
@@ -33,13 +35,13 @@ interface Raw {
   latency_us: WrkResult['latencyMs'];
 }
 
-/** One wrk run (one thread; keep-alive unless the headers say `Connection: close`); resolves with its counts and latency percentiles. */
+/** One wrk run (one thread; keep-alive unless the headers say `Connection: close`; a POST with `body`); resolves with its counts and latency percentiles. */
 export function runWrk(o: LoadOptions): Promise<WrkResult> {
   const args = ['-t1', `-c${o.connections}`, `-d${o.durationS}s`, '--timeout', '5s', '-s', SCRIPT];
   for (const [name, value] of Object.entries(o.headers)) args.push('-H', `${name}: ${value}`);
   args.push(`http://127.0.0.1:${o.port}${o.path}`);
   const [cmd, argv] = o.core === undefined ? ['wrk', args] : ['taskset', ['-c', String(o.core), 'wrk', ...args]];
-  const env = { ...process.env, BENCH_ID_COUNT: o.idCount === undefined ? '' : String(o.idCount) };
+  const env = { ...process.env, BENCH_ID_COUNT: o.idCount === undefined ? '' : String(o.idCount), BENCH_BODY: o.body ?? '' };
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
