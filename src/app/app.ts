@@ -35,6 +35,7 @@ import { checkHook, type HookChain, type Seams } from './core/seams.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
 import { createCors } from './headers/cors.ts';
+import { crossOriginCheck } from './headers/cross-origin.ts';
 import { securityHeaderList } from './headers/security-headers.ts';
 import { compileTrust } from './headers/trusted-proxy.ts';
 import { healthRoute } from './health/health.ts';
@@ -491,6 +492,9 @@ export class App implements Registrar {
       requestHooks: this.#requestHooks,
       seams: this.#seams,
       cors: createCors(this.config.cors),
+      crossOrigin: this.config.csrf.enabled
+        ? crossOriginCheck([...this.config.csrf.trustedOrigins, ...this.config.cors.origins.filter((o) => o !== '*')])
+        : undefined,
       scope,
       logger: this.logger,
       production: this.config.env === 'production',

@@ -155,6 +155,24 @@ export const CONFIG_SCHEMA = object(
         maxAge: int(0, 86_400, { default: 600, description: 'Seconds a preflight answer may be cached (`Access-Control-Max-Age`).' }),
       },
     ),
+    csrf: object(
+      {
+        default: present,
+        description:
+          'Cross-site request forgery protection: a `POST`, `PUT`, `PATCH` or `DELETE` a browser sends from another origin is refused 403 `CROSS_ORIGIN_REQUEST`, judged by `Sec-Fetch-Site`, else `Origin` against the request host; requests with neither header (curl, servers) pass.',
+      },
+      {
+        enabled: bool({ default: true, description: 'Refuse cross-origin unsafe requests from browsers; `false` turns the check off.' }),
+        trustedOrigins: strings(
+          { type: 'string', pattern: '^https?://[^/\\s]+$', maxLength: 256 },
+          {
+            default: [],
+            description:
+              'Origins whose unsafe requests are let through (`https://admin.example`); the exact origins of `cors.origins` are trusted too.',
+          },
+        ),
+      },
+    ),
     cookies: object(
       { default: present, description: 'Cookies (`ctx.cookies`): the secrets that sign them.' },
       {

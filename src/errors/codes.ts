@@ -14,6 +14,7 @@ export const ERROR_CODES = {
   UNSUPPORTED_SUBPROTOCOL: { status: 400, title: 'Unsupported Subprotocol' },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized' },
   FORBIDDEN: { status: 403, title: 'Forbidden' },
+  CROSS_ORIGIN_REQUEST: { status: 403, title: 'Cross-Origin Request' },
   NOT_FOUND: { status: 404, title: 'Not Found' },
   ROUTE_NOT_FOUND: { status: 404, title: 'Route Not Found' },
   PARAM_TOO_LONG: { status: 404, title: 'Parameter Too Long' },

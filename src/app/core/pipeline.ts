@@ -10,6 +10,7 @@ import { runInScope } from '../../utils/context-storage.ts';
 import { otel } from '../../utils/otel-api.ts';
 import { type Compression, compressSync, encodingOf } from '../compression/compression.ts';
 import type { Cors } from '../headers/cors.ts';
+import { type CrossOriginCheck, isUnsafe } from '../headers/cross-origin.ts';
 import { type HeaderPair, setSecurityHeaders } from '../headers/security-headers.ts';
 import { writeRequestLine } from '../observability/request-line.ts';
 import { endServerSpan, recordException, startServerSpan } from '../observability/tracing.ts';
@@ -36,6 +37,8 @@ export interface PipelineHost {
   readonly requestHooks: HookChain[number];
   readonly seams: Seams;
   readonly cors: Cors;
+  /** `csrf`: refuses a browser's unsafe request from another origin; undefined when `csrf.enabled` is false. */
+  readonly crossOrigin: CrossOriginCheck | undefined;
   readonly scope: CtxScope;
   readonly logger: Logger;
   readonly production: boolean;
@@ -132,6 +135,9 @@ function route(
   if (host.cors(ctx.req, ctx.res)) {
     ctx.noContent();
     return;
+  }
+  if (host.crossOrigin !== undefined && isUnsafe(ctx.method) && host.crossOrigin(ctx.req.headers, ctx.host)) {
+    throw KError.of('CROSS_ORIGIN_REQUEST', 'a cross-origin request from a browser: refused (csrf)');
   }
   const found = host.router.find(ctx.method, url);
   if (found.kind === 'miss') {

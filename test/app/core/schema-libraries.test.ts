@@ -308,10 +308,10 @@ describe('JSON Schema draft 2020-12, enforced', () => {
     assert.equal((await app.inject(post('/b', { title: 'Dune', tags: [] }))).statusCode, 200);
     const bad = await app.inject(post('/b', { title: '', tags: [1] }));
     assert.equal(bad.statusCode, 400);
-    assert.deepEqual(
-      (bad.json() as Problem).details.errors.map((e) => `${e.keyword} ${e.path}`).sort(),
-      ['minLength /title', 'type /tags/0'],
-    );
+    assert.deepEqual((bad.json() as Problem).details.errors.map((e) => `${e.keyword} ${e.path}`).sort(), [
+      'minLength /title',
+      'type /tags/0',
+    ]);
   });
 
   test('$async: true is awaited: its errors are a 400, not a pass', async () => {
@@ -386,7 +386,10 @@ describe('the OpenAPI document shows a library’s schemas', () => {
       handler: () => ({ ok: true }),
     });
     const doc = (await app.inject('/docs/openapi.json')).json() as {
-      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>>;
+      paths: Record<
+        string,
+        Record<string, { requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> } }>
+      >;
     };
     const body = doc.paths['/events']?.['post']?.requestBody.content['application/json']?.schema;
     assert.deepEqual(body?.properties, { at: {}, name: { type: 'string' } });
