@@ -4,7 +4,8 @@
  * LogController, a random UUID request id echoed as X-Request-Id,
  * @fastify/cors, a prom-client counter + histogram per request, params
  * validation (ajv, as flotilla) and RFC 9457 problem responses for errors and
- * unknown routes, flotilla's default security headers (set in the same hook
+ * unknown routes, the request's AsyncLocalStorage scope and the client's `ip` in
+ * the log line (as flotilla's), flotilla's default security headers (set in the same hook
  * as the request id) and `@fastify/compress` with flotilla's threshold (as
  * flotilla, it compresses nothing for wrk's requests, which accept no
  * encoding, but adds `Vary: Accept-Encoding`). Without response schemas the replies are serialized with
@@ -13,6 +14,7 @@
  * line can be turned off (Fastify's `disableRequestLogging`), as flotilla's
  * `logging.requests: false`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
@@ -47,6 +49,7 @@ import { requestMetrics } from './request-metrics.ts';
 import { ITEM_SCHEMA, PAGE_SCHEMA } from './schemas.ts';
 
 const record = requestMetrics();
+const requestScope = new AsyncLocalStorage<FastifyRequest>();
 
 /** Fastify's request logging, one line per request (no "incoming request" line) with flotilla's fields. */
 class OneLinePerRequest extends LogController {
@@ -57,6 +60,7 @@ class OneLinePerRequest extends LogController {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
       path: pathOf(request.url),
+      ip: request.ip,
       status: reply.statusCode,
       durationMs: Math.round(reply.elapsedTime * 1000) / 1000,
     };
@@ -100,7 +104,8 @@ export async function buildFastify(responseSchemas: boolean, requestLog = true):
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     reply.headers(SECURITY_HEADERS);
-    done();
+    // the request's scope for the rest of its work, as flotilla's currentContext() (@fastify/request-context does this)
+    requestScope.run(request, done);
   });
   app.addHook('onResponse', (request, reply, done) => {
     record(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime);
