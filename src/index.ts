@@ -9,6 +9,7 @@
  */
 
 export { App, type AppConfig, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export { type JwtAuth, type JwtAuthOptions, type JwtKey, jwtAuth } from './app/auth/jwt-auth.ts';
 export type {
   BodyKind,
   BufferedMultipart,

@@ -114,6 +114,8 @@ export class Ctx<
   body = undefined as Body;
   /** Free space for middlewares to pass data to handlers (e.g. the authenticated user). */
   readonly state = {} as State;
+  /** The verified claims of the request's bearer token, set by a `jwtAuth` hook; `undefined` without one (read them typed with `auth.claims(ctx)`). */
+  auth: Record<string, unknown> | undefined = undefined;
   /** The OpenTelemetry context of the request, its server span active in it (set by the pipeline). */
   otel: Context = ROOT_CONTEXT;
   /** The trace id of the request's span, when it is recorded (an OpenTelemetry SDK is registered). */
