@@ -1,3 +1,4 @@
+import { isRecord } from '../../utils/is-record.ts';
 import type { JsonSchema } from '../../utils/json-schema.ts';
 
 /**
@@ -23,7 +24,7 @@ export function declaredOnly(value: unknown, schema: unknown, root: JsonSchema, 
     return value.map((entry, i) => declaredOnly(entry, i < prefix.length ? prefix[i] : items, root, depth + 1));
   }
   const properties = schema['properties'];
-  if (!isRecord(value) || !isRecord(properties) || value.constructor !== Object) return value;
+  if (!isRecord(value) || !isRecord(properties)) return value;
   const open =
     schema['additionalProperties'] === true || isRecord(schema['additionalProperties']) || schema['patternProperties'] !== undefined;
   const out: Record<string, unknown> = {};
@@ -45,8 +46,4 @@ function resolve(ref: string, root: JsonSchema): unknown {
     at = at[raw.replaceAll('~1', '/').replaceAll('~0', '~')];
   }
   return at;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

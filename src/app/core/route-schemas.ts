@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { createError } from '../../errors/flotilla-error.ts';
+import { isRecord } from '../../utils/is-record.ts';
 import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
 import { isStandardSchema, type StandardJsonSchemaProps, type StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import { pageSchema, type StandardPage } from '../pagination/page.ts';
@@ -101,18 +102,12 @@ export function resolveSchema(value: unknown, route: string, part: string, direc
     const json = derive(value, direction);
     return { kind: 'standard', standard: value, json: json?.schema, shape: json?.exact ? json.schema : undefined };
   }
-  if (isPlainObject(value)) return { kind: 'json', json: value };
+  if (isRecord(value)) return { kind: 'json', json: value };
   throw createError('FLO_ERR_BAD_SCHEMA', {
     route,
     part,
     reason: `expected a JSON Schema (a plain object) or a Standard Schema (Zod, Valibot, ArkType…: a value with "~standard"), got ${describe(value)}`,
   });
-}
-
-function isPlainObject(value: unknown): value is JsonSchema {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 function describe(value: unknown): string {
@@ -156,7 +151,7 @@ function derive(schema: StandardSchemaV1, direction: Direction): { schema: JsonS
   for (const [attempt, exact] of attempts) {
     try {
       const out = attempt();
-      if (isPlainObject(out)) return { schema: withoutDialect(out), exact };
+      if (isRecord(out)) return { schema: withoutDialect(out), exact };
     } catch {
       // JSON Schema cannot say this direction (a transform, a custom check): try the next way
     }

@@ -3,6 +3,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { createError } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
 import { addFormats } from '../../utils/ajv-formats.ts';
+import { isRecord } from '../../utils/is-record.ts';
 import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import type { Ctx } from './ctx.ts';
 import type { JsonSchema, Route } from './route.ts';
@@ -171,7 +172,7 @@ function assign(ctx: Ctx, part: RequestPart, value: unknown): void {
   if (part === 'params') ctx.params = value as Ctx['params'];
   else if (part === 'querystring') ctx.query = value as Ctx['query'];
   // a library's output (its coercions) replaces the header values, as ajv's coercion does in place
-  else if (part === 'headers' && value !== ctx.headers && isObject(value)) Object.assign(ctx.req.headers, value);
+  else if (part === 'headers' && value !== ctx.headers && isRecord(value)) Object.assign(ctx.req.headers, value);
 }
 
 function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Route, part: RequestPart, paged = false): Check | undefined {
@@ -212,7 +213,7 @@ function compile(schema: ResolvedSchema | undefined, coerce: boolean, route: Rou
  */
 function pagedQuery(check: Check): Check {
   const restore = (out: unknown, page: unknown, limit: unknown) => {
-    if (!isObject(out)) return out;
+    if (!isRecord(out)) return out;
     const kept: Record<string, unknown> = { ...out };
     if (page !== undefined) kept['page'] = page;
     if (limit !== undefined) kept['limit'] = limit;
@@ -258,10 +259,6 @@ export function pointer(path: StandardSchemaV1.Issue['path']): string {
     out += `/${String(key).replaceAll('~', '~0').replaceAll('/', '~1')}`;
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function pathOf(e: ErrorObject): string {

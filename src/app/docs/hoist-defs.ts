@@ -1,3 +1,4 @@
+import { isRecord } from '../../utils/is-record.ts';
 import type { OpenApiDocument } from './openapi-types.ts';
 
 const COMPONENTS = '#/components/schemas/';
@@ -65,8 +66,4 @@ function rewrite(node: unknown, renamed: Map<string, string>): void {
 
 function pointerToken(name: string): string {
   return name.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
