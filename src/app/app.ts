@@ -12,6 +12,8 @@ import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
 import { ReplicaTopics, type TopicTransport } from '../coordination/replica-topics.ts';
+import type { SessionStore } from '../coordination/session-store.ts';
+import { openSessionStore } from '../coordination/session-stores.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -94,6 +96,11 @@ export interface AppOptions {
    * `coordination.url`); a cluster worker counts at its primary, for the whole cluster.
    */
   counterStore?: CounterStore;
+  /**
+   * Where sessions are kept (default: `sessions.store` of the config, opened on the first
+   * `ctx.session()`); a cluster worker keeps them at its primary.
+   */
+  sessionStore?: SessionStore;
   /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
   topics?: TopicTransport;
 }
@@ -149,6 +156,8 @@ export class App implements Registrar {
   /** What the rate-limited routes share; made with the first one (a service without limits has no store). */
   #limits: LimiterHost | undefined;
   readonly #counterStore: CounterStore | undefined;
+  /** The sessions' store: the one given, or the config's once a request asks for its session. */
+  #sessionStore: SessionStore | undefined;
   /** The open WebSockets; made with the first websocket route. */
   #hub: WebSocketHub | undefined;
   readonly #topics: TopicTransport;
@@ -159,6 +168,7 @@ export class App implements Registrar {
     const { plain, key } = splitRateLimitKey(config);
     this.config = resolveConfig(plain ?? {});
     this.#counterStore = options.counterStore;
+    this.#sessionStore = options.sessionStore;
     const own = this.config.rateLimit;
     this.#rateLimit = rateLimitPolicy(
       own === undefined ? undefined : { ...own, ...(key === undefined ? {} : { key }) },
@@ -223,6 +233,7 @@ export class App implements Registrar {
         this.#admission?.stop();
         this.#timeouts?.stop();
         this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
+        this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
       },
     });
     const { docs } = this.config;
@@ -479,6 +490,16 @@ export class App implements Registrar {
       deadline: this.#deadline.signal,
       cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
       trustProxy: compileTrust(this.config.trustProxy),
+      sessions: {
+        store: () => {
+          this.#sessionStore ??= openSessionStore(this.config, this.logger);
+          return this.#sessionStore;
+        },
+        ttlMs: this.config.sessions.ttlMs,
+        cookieName: this.config.sessions.cookieName,
+        maxBytes: this.config.sessions.maxBytes,
+        alwaysSecure: this.config.env !== 'development',
+      },
       get translator() {
         return app.#translator;
       },

@@ -186,6 +186,35 @@ export const CONFIG_SCHEMA = object(
         ),
       },
     ),
+    sessions: object(
+      {
+        default: present,
+        description:
+          'Server-side sessions (`await ctx.session()`): the data is kept in a store, the client holds only its id, in a cookie signed with `cookies.secrets`.',
+      },
+      {
+        store: choice(['memory', 'coordination'] as const, {
+          default: 'memory',
+          description:
+            '`memory`: held by the primary for the whole pod (every worker sees the same sessions; they survive worker restarts, not a restart of the pod); `coordination`: Redis or PostgreSQL at `coordination.url`, shared by every replica.',
+        }),
+        ttlMs: ms(1_000, 31_536_000_000, {
+          default: 86_400_000,
+          description:
+            'How long a session lives without a request: each request that reads it extends it (rolling expiry, renewed once a tenth of it has passed), and the cookie with it.',
+        }),
+        cookieName: {
+          type: 'string',
+          pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$",
+          default: 'sid',
+          description: 'The name of the cookie holding the session id (`HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS and outside development).',
+        },
+        maxBytes: int(64, 1_048_576, {
+          default: 16_384,
+          description: "Most bytes of one session's data as JSON; a larger session is not saved and its request fails (500, logged with the size).",
+        }),
+      },
+    ),
     compression: object(
       { default: present, description: 'Compression of response bodies, negotiated from `Accept-Encoding`.' },
       {

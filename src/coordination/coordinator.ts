@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { WindowCount } from './counter-store.ts';
+import type { StoredSession } from './session-store.ts';
 
 /**
  * What one backend of `coordination.url` does (ARCHITECTURE.md, "Coordination"): claims of cron
@@ -27,6 +28,12 @@ export interface Coordinator {
    * atomically at the coordinator, so that every replica counts in the same window.
    */
   hit(key: string, windowMs: number): Promise<WindowCount>;
+  /** The session `id` (its JSON and the ms it has left), `undefined` when there is none or it expired (see `SessionStore`). */
+  getSession(id: string): Promise<StoredSession | undefined>;
+  /** Keeps the session `id`'s JSON for `ttlMs` from now. */
+  setSession(id: string, data: string, ttlMs: number): Promise<void>;
+  /** Removes the session `id`. */
+  deleteSession(id: string): Promise<void>;
   /** One exchange with the coordinator, to follow its reachability while nothing else is asked. */
   ping(): Promise<void>;
   /**

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../config/types.ts';
-import { type Coordinator, Link } from './coordinator.ts';
 import type { CounterStore, WindowCount } from './counter-store.ts';
+import { LazyCoordinator } from './lazy-coordinator.ts';
 import { MemoryCounterStore } from './memory-counter-store.ts';
 
 /**
@@ -23,54 +21,20 @@ export function openCounterStore(config: ResolvedConfig, logger: Logger): Counte
 
 /** Counts at the coordinator, opened on the first hit with a connection of its own. */
 class CoordinatedCounterStore implements CounterStore {
-  readonly #config: ResolvedConfig;
-  readonly #url: string;
-  readonly #logger: Logger;
-  #coordinator: Promise<Coordinator> | undefined;
-  #closed = false;
+  readonly #coordinator: LazyCoordinator;
 
   constructor(config: ResolvedConfig, url: string, logger: Logger) {
-    this.#config = config;
-    this.#url = url;
-    this.#logger = logger;
+    this.#coordinator = new LazyCoordinator(config, url, logger, {
+      component: 'rate-limit',
+      down: "rate limits apply each route's onStoreError (open: admitted; closed: 503)",
+    });
   }
 
   async hit(key: string, windowMs: number): Promise<WindowCount> {
-    if (this.#closed) throw new Error('the rate-limit store is closed');
-    this.#coordinator ??= this.#open();
-    return (await this.#coordinator).hit(key, windowMs);
+    return (await this.#coordinator.get()).hit(key, windowMs);
   }
 
-  async close(): Promise<void> {
-    this.#closed = true;
-    const opening = this.#coordinator;
-    this.#coordinator = undefined;
-    await (await opening?.catch(() => undefined))?.close();
-  }
-
-  #open(): Promise<Coordinator> {
-    const { coordination, serviceName } = this.#config;
-    const backend = /^rediss?:/.test(this.#url) ? 'redis' : 'postgres';
-    const logger = this.#logger.child({ component: 'rate-limit', backend });
-    const options = {
-      url: this.#url,
-      service: serviceName,
-      holder: `${hostname()}/${process.pid}/${randomBytes(3).toString('hex')}`,
-      timeoutMs: coordination.timeoutMs,
-      leaseTtlMs: coordination.leaseTtlMs,
-      leaseRenewMs: coordination.leaseRenewMs,
-      logger,
-      link: new Link(logger, () => {}, "rate limits apply each route's onStoreError (open: admitted; closed: 503)"),
-    };
-    const opening = (
-      backend === 'redis'
-        ? import('./redis.ts').then((m) => m.redisCoordinator(options))
-        : import('./postgres.ts').then((m) => m.postgresCoordinator(options))
-    ).catch((error: unknown) => {
-      // a missing client package: every hit fails (each route's onStoreError applies), and the next tries again
-      this.#coordinator = undefined;
-      throw error;
-    });
-    return opening;
+  close(): Promise<void> {
+    return this.#coordinator.close();
   }
 }

@@ -70,6 +70,31 @@ RETURNING r.count::float8 AS count, (extract(epoch FROM r.reset_at - clock_times
 /** Rows of windows that ended, deleted at most once a minute per replica. */
 const PRUNE_RATE = `DELETE FROM flotilla_rate_limits WHERE service = $1 AND reset_at < clock_timestamp()`;
 
+/**
+ * The table of sessions, created on the first use (a service without sessions never has it): one
+ * row per service and id, its JSON and when it expires. Expired rows are never read, and are swept
+ * by one replica at a time (`SWEEP_SESSIONS`, under a fire claim).
+ */
+const SESSION_SCHEMA = `
+CREATE TABLE IF NOT EXISTS flotilla_sessions (
+  service text NOT NULL,
+  id text NOT NULL,
+  data text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (service, id)
+);
+CREATE INDEX IF NOT EXISTS flotilla_sessions_by_expiry ON flotilla_sessions (service, expires_at);`;
+
+const SESSION_GET = `SELECT data, (extract(epoch FROM expires_at - clock_timestamp()) * 1000)::float8 AS ttl_left_ms
+FROM flotilla_sessions WHERE service = $1 AND id = $2 AND expires_at > clock_timestamp()`;
+const SESSION_SET = `INSERT INTO flotilla_sessions (service, id, data, expires_at)
+VALUES ($1, $2, $3, clock_timestamp() + make_interval(secs => $4::float8 / 1000))
+ON CONFLICT (service, id) DO UPDATE SET data = EXCLUDED.data, expires_at = EXCLUDED.expires_at`;
+const SESSION_DELETE = `DELETE FROM flotilla_sessions WHERE service = $1 AND id = $2`;
+const SWEEP_SESSIONS = `DELETE FROM flotilla_sessions WHERE service = $1 AND expires_at < clock_timestamp()`;
+/** Expired sessions are swept once a minute, by the one replica whose claim of that minute's fire wins. */
+const SWEEP_SESSIONS_EVERY_MS = 60_000;
+
 const NEXT_TOKEN = `INSERT INTO flotilla_leases (service, token, holder) VALUES ($1, 1, $2)
 ON CONFLICT (service) DO UPDATE SET token = flotilla_leases.token + 1, holder = EXCLUDED.holder, acquired_at = clock_timestamp()
 RETURNING token::float8 AS token`;
@@ -101,6 +126,8 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
   pool.on('error', (error) => o.link.down(error));
   let schema: Promise<void> | undefined;
   let rateSchema: Promise<void> | undefined;
+  let sessionSchema: Promise<void> | undefined;
+  let sessionsSweptAt = Date.now();
   let prunedAt = 0;
   let ratePrunedAt = Date.now();
   let session: Client | undefined;
@@ -152,6 +179,39 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       throw error;
     });
     return rateSchema;
+  };
+  /** A fire's claim (see `Coordinator.claim`), without the pruning of old ones. */
+  const claimFire = async (key: string, ttlMs: number): Promise<boolean> => {
+    const { job, at } = fireTimeOf(key);
+    const { skew, won } = await tracked(async () => {
+      await ensureSchema();
+      const { rows } = await pool.query<{ skew: number; won: boolean }>({
+        name: 'flotilla-claim',
+        text: CLAIM,
+        values: [o.service, job, at, o.holder, Math.floor(ttlMs / 2)],
+      });
+      return rows[0] ?? { skew: 0, won: false };
+    });
+    if (Math.abs(skew) > ttlMs / 2) throw new ClockSkewError(key, skew, ttlMs / 2);
+    return won;
+  };
+  const ensureSessionSchema = (): Promise<void> => {
+    sessionSchema ??= createTables(SESSION_SCHEMA).catch((error: unknown) => {
+      sessionSchema = undefined;
+      throw error;
+    });
+    return sessionSchema;
+  };
+  /** Once a minute per replica, a claim of the minute's sweep: the replica that wins it deletes the expired sessions. */
+  const sweepSessions = () => {
+    const now = Date.now();
+    if (now - sessionsSweptAt < SWEEP_SESSIONS_EVERY_MS) return;
+    sessionsSweptAt = now;
+    const minute = new Date(now - (now % SWEEP_SESSIONS_EVERY_MS));
+    const fire = `flotilla:sweep-sessions:${minute.toISOString()}`;
+    claimFire(fire, 2 * SWEEP_SESSIONS_EVERY_MS)
+      .then((won) => (won ? pool.query(SWEEP_SESSIONS, [o.service]) : undefined))
+      .catch((error: unknown) => o.logger.debug({ error: describeError(error) }, 'sweeping expired sessions failed'));
   };
   const pruneRate = () => {
     if (Date.now() - ratePrunedAt < PRUNE_EVERY_MS) return;
@@ -208,17 +268,7 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
   return {
     backend: 'postgres',
     async claim(key, ttlMs) {
-      const { job, at } = fireTimeOf(key);
-      const { skew, won } = await tracked(async () => {
-        await ensureSchema();
-        const { rows } = await pool.query<{ skew: number; won: boolean }>({
-          name: 'flotilla-claim',
-          text: CLAIM,
-          values: [o.service, job, at, o.holder, Math.floor(ttlMs / 2)],
-        });
-        return rows[0] ?? { skew: 0, won: false };
-      });
-      if (Math.abs(skew) > ttlMs / 2) throw new ClockSkewError(key, skew, ttlMs / 2);
+      const won = await claimFire(key, ttlMs);
       if (won) prune(ttlMs);
       return won;
     },
@@ -256,6 +306,31 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       if (row === undefined) throw new Error('the rate-limit upsert returned no row');
       pruneRate();
       return { count: row.count, resetMs: Math.max(0, row.reset_ms) };
+    },
+    async getSession(id) {
+      const row = await tracked(async () => {
+        await ensureSessionSchema();
+        const { rows } = await pool.query<{ data: string; ttl_left_ms: number }>({
+          name: 'flotilla-session-get',
+          text: SESSION_GET,
+          values: [o.service, id],
+        });
+        return rows[0];
+      });
+      sweepSessions();
+      return row === undefined ? undefined : { data: row.data, ttlLeftMs: Math.max(0, row.ttl_left_ms) };
+    },
+    async setSession(id, data, ttlMs) {
+      await tracked(async () => {
+        await ensureSessionSchema();
+        await pool.query({ name: 'flotilla-session-set', text: SESSION_SET, values: [o.service, id, data, ttlMs] });
+      });
+    },
+    async deleteSession(id) {
+      await tracked(async () => {
+        await ensureSessionSchema();
+        await pool.query({ name: 'flotilla-session-delete', text: SESSION_DELETE, values: [o.service, id] });
+      });
     },
     async ping() {
       await tracked(() => pool.query('SELECT 1'));

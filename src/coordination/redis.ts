@@ -66,6 +66,17 @@ if left < 0 then
 end
 return {count, left}`);
 
+/** A session with the ms it has left. KEYS: the session. → {json, ms left} | nil. */
+const SESSION_GET = script(`local data = redis.call('GET', KEYS[1])
+if not data then return nil end
+return {data, redis.call('PTTL', KEYS[1])}`);
+
+/** Keeps a session for its ttl. KEYS: the session. ARGV: its JSON, ttl (ms). */
+const SESSION_SET = script(`return redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])`);
+
+/** Removes a session. KEYS: the session. */
+const SESSION_DELETE = script(`return redis.call('DEL', KEYS[1])`);
+
 /**
  * The Redis backend, on node-redis (`@redis/client`): one connection, reconnected by the client
  * with backoff (100 ms doubling to 1 s); commands fail at once while it is down (no offline
@@ -74,7 +85,7 @@ return {count, left}`);
  * ttl), `flotilla:{<service>}:lease` (the holder, with the lease's ttl) and
  * `flotilla:{<service>}:lease-token`; a rate limit's counters are
  * `flotilla:rate:<service>:<key>` (no hash tag: spread over a Redis Cluster's slots), expiring with
- * their window.
+ * their window; a session is `flotilla:session:<service>:<id>`, expiring with it.
  *
  * @example
  * const coordinator = await redisCoordinator({ url: 'redis://redis:6379', service: 'books', … });
@@ -133,6 +144,16 @@ export async function redisCoordinator(o: CoordinatorOptions): Promise<Coordinat
     async hit(key, windowMs) {
       const [count, left] = (await run(HIT, [`flotilla:rate:${o.service}:${key}`], [String(windowMs)])) as [number, number];
       return { count, resetMs: left };
+    },
+    async getSession(id) {
+      const reply = (await run(SESSION_GET, [`flotilla:session:${o.service}:${id}`], [])) as [string, number] | null;
+      return reply === null ? undefined : { data: reply[0], ttlLeftMs: Math.max(0, reply[1]) };
+    },
+    async setSession(id, data, ttlMs) {
+      await run(SESSION_SET, [`flotilla:session:${o.service}:${id}`], [data, String(Math.max(1, Math.round(ttlMs)))]);
+    },
+    async deleteSession(id) {
+      await run(SESSION_DELETE, [`flotilla:session:${o.service}:${id}`], []);
     },
     async ping() {
       try {

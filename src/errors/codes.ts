@@ -21,10 +21,12 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method Not Allowed' },
   REQUEST_TIMEOUT: { status: 408, title: 'Request Timeout' },
   CONFLICT: { status: 409, title: 'Conflict' },
+  PRECONDITION_FAILED: { status: 412, title: 'Precondition Failed' },
   UPGRADE_REQUIRED: { status: 426, title: 'Upgrade Required' },
   URI_TOO_LONG: { status: 414, title: 'URI Too Long' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported Media Type' },
+  RANGE_NOT_SATISFIABLE: { status: 416, title: 'Range Not Satisfiable' },
   UNPROCESSABLE: { status: 422, title: 'Unprocessable Content' },
   TOO_MANY_REQUESTS: { status: 429, title: 'Too Many Requests' },
   RATE_LIMITED: { status: 429, title: 'Too Many Requests' },
@@ -34,6 +36,7 @@ export const ERROR_CODES = {
   OVERLOADED: { status: 503, title: 'Service Unavailable' },
   HANDLER_TIMEOUT: { status: 503, title: 'Service Unavailable' },
   TOO_MANY_WEBSOCKETS: { status: 503, title: 'Service Unavailable' },
+  SESSION_STORE_UNAVAILABLE: { status: 503, title: 'Service Unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

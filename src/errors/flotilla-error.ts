@@ -49,6 +49,15 @@ export const FLOTILLA_ERRORS = {
     message: "ctx.cookies.{method}('{name}', { signed: true }) needs a secret: set cookies.secrets in the config",
   },
   FLO_ERR_BAD_COOKIE: { base: TypeError, message: "ctx.cookies.set('{name}'): {reason}" },
+  FLO_ERR_SESSION_TOO_LARGE: {
+    base: RangeError,
+    message: 'the session is {bytes} bytes as JSON, more than sessions.maxBytes ({max}): it was not saved',
+  },
+  FLO_ERR_SESSIONS_NEED_SECRETS: {
+    base: Error,
+    message: 'ctx.session() signs its cookie with cookies.secrets: set at least one secret in the config',
+  },
+  FLO_ERR_SESSION_VALUE: { base: TypeError, message: 'the session cannot be saved as JSON: {reason}' },
   FLO_ERR_NOT_A_WEBSOCKET: { base: Error, message: '{method} is for the ctx of a websocket route, once its socket is open' },
   // topics
   FLO_ERR_BAD_TOPIC: { base: TypeError, message: 'a topic must be a string of 1 to {max} characters, got {got}' },

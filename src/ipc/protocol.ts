@@ -15,8 +15,9 @@
  * 4: topics: `flotilla:publish` (a worker's or the service thread's `app.publish`) and
  * `flotilla:deliver` (the primary hands it to every worker); rate limits counted by the primary
  * (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
+ * 5: sessions kept by the primary (`flotilla:session`, `flotilla:session-result`).
  */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -33,6 +34,9 @@ export const MAX_RATE_KEY_LENGTH = 2048;
 export const MAX_RATE_ID = Number.MAX_SAFE_INTEGER;
 /** Most hits (and counts) in one rate-limit message. */
 export const MAX_RATE_BATCH = 1024;
+/** Longest session id, and longest session data (the largest `sessions.maxBytes`). */
+export const MAX_SESSION_ID_LENGTH = 128;
+export const MAX_SESSION_CHARS = 1_048_576;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
@@ -251,6 +255,34 @@ export interface RateLimitCountsMessage {
 }
 
 /**
+ * Worker → primary: one operation on the session `sid` (ARCHITECTURE.md, "Sessions"): `get` it,
+ * `set` it to `data` for `ttlMs`, or `delete` it (`data` empty and `ttlMs` 0 unless `set`). The
+ * primary answers with a `flotilla:session-result` of the same `id`.
+ */
+export interface SessionMessage {
+  v: V;
+  type: 'flotilla:session';
+  id: number;
+  op: 'get' | 'set' | 'delete';
+  sid: string;
+  data: string;
+  ttlMs: number;
+}
+/**
+ * Primary → worker: the outcome of one `flotilla:session`: `ok` false when the store failed; for a
+ * `get`, `found` with the session's `data` and `ttlLeftMs` (else `found` false, `data` empty).
+ */
+export interface SessionResultMessage {
+  v: V;
+  type: 'flotilla:session-result';
+  id: number;
+  ok: boolean;
+  found: boolean;
+  data: string;
+  ttlLeftMs: number;
+}
+
+/**
  * Worker → primary: its setup registered `beforeServe` hooks, so it listens only once the primary's
  * ran (`flotilla:serve`); meanwhile its start-up timeout is paused.
  */
@@ -278,7 +310,8 @@ export type WorkerMessage =
   | ServiceReadyMessage
   | AwaitServeMessage
   | PublishMessage
-  | RateLimitHitsMessage;
+  | RateLimitHitsMessage
+  | SessionMessage;
 export type PrimaryMessage =
   | ShutdownMessage
   | PingMessage
@@ -286,7 +319,8 @@ export type PrimaryMessage =
   | HandoffEndMessage
   | DeliverMessage
   | ServeMessage
-  | RateLimitCountsMessage;
+  | RateLimitCountsMessage
+  | SessionResultMessage;
 export type FlotillaMessage = WorkerMessage | PrimaryMessage;
 
 /**
@@ -372,6 +406,24 @@ export const msg = {
     type: 'flotilla:rate-limit-counts',
     counts,
   }),
+  session: (id: number, op: SessionMessage['op'], sid: string, data = '', ttlMs = 0): SessionMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:session',
+    id,
+    op,
+    sid,
+    data,
+    ttlMs,
+  }),
+  sessionResult: (id: number, ok: boolean, found = false, data = '', ttlLeftMs = 0): SessionResultMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:session-result',
+    id,
+    ok,
+    found,
+    data,
+    ttlLeftMs,
+  }),
 } as const;
 
 function truncate(message: string, max = MAX_MESSAGE_LENGTH): string {
@@ -428,6 +480,8 @@ const batchOf = (fields: Fields) => (x: unknown) => {
 };
 const hits = batchOf({ id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
 const counts = batchOf({ id: rateId, ok: boolean, count: amount, resetMs: amount });
+const sessionOp = (x: unknown) => (x === 'get' || x === 'set' || x === 'delete' ? undefined : "must be 'get', 'set' or 'delete'");
+const sessionData = string(0, MAX_SESSION_CHARS);
 
 const route = string(0, MAX_ROUTE_LENGTH);
 const routes = (x: unknown) => {
@@ -454,6 +508,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:first-request': { pid },
   'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-hits': { hits },
+  'flotilla:session': { id: rateId, op: sessionOp, sid: string(1, MAX_SESSION_ID_LENGTH), data: sessionData, ttlMs: amount },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
@@ -463,6 +518,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-counts': { counts },
+  'flotilla:session-result': { id: rateId, ok: boolean, found: boolean, data: sessionData, ttlLeftMs: amount },
 };
 
 /**

@@ -9,6 +9,7 @@ import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Coordinator } from '../coordination/coordinator.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
+import { openSessionStore } from '../coordination/session-stores.ts';
 import { openCoordinator } from '../coordination/start.ts';
 import type { BootFailedMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
@@ -16,6 +17,7 @@ import { resolveWorkerCount } from '../utils/cpus.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
+import { ClusterSessions } from './cluster-sessions.ts';
 import { Distributor } from './distributor.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
@@ -87,6 +89,8 @@ export class Primary {
   #port: number;
   /** The rate-limit counts of every worker (their store opened on the first hit). */
   readonly #counts = new ClusterCounts(() => openCounterStore(this.#config, this.#o.logger.child({ component: 'rate-limit' })));
+  /** The sessions of every worker (their store opened on the first use). */
+  readonly #sessions = new ClusterSessions(() => openSessionStore(this.#config, this.#o.logger.child({ component: 'sessions' })));
   /** `app.publish` of the workers and the service thread, to every worker (and replica). */
   readonly #topics: TopicRelay;
   /** The coordinator publishes cross replicas through (`coordination.url`). */
@@ -146,6 +150,7 @@ export class Primary {
       },
       onMessage: (worker, message) => {
         if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
+        else if (message.type === 'flotilla:session') this.#sessions.handle(worker, message);
         else if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
         else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
         else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
@@ -362,6 +367,7 @@ export class Primary {
       this.#metricsServer?.close();
       this.#metricsServer?.closeAllConnections();
       await this.#counts.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the rate-limit store failed'));
+      await this.#sessions.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the session store failed'));
       await this.#replicas?.close().catch(() => {});
       this.#done.resolve(failureCode !== 0 ? failureCode : ok ? 0 : 1);
     })();

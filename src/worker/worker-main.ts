@@ -15,6 +15,7 @@ import { onFirstRequest } from './first-request.ts';
 import { dropHandle, HandedConnections } from './handed-connections.ts';
 import { IpcTopics } from './ipc-topics.ts';
 import { PrimaryCounterStore } from './rate-limit-client.ts';
+import { PrimarySessionStore } from './session-client.ts';
 import { beatInterval, startWatchdog } from './watchdog.ts';
 
 /**
@@ -42,11 +43,17 @@ const handed =
         headerLines(securityHeaderList(config.securityHeaders)),
       )
     : undefined;
-/** How much longer than `coordination.timeoutMs` a worker waits for the primary's count of a rate limit. */
+/** How much longer than `coordination.timeoutMs` a worker waits for the primary's answer (a rate limit's count, a session). */
 const RATE_LIMIT_MARGIN_MS = 500;
 // rate limits are counted by the primary, for every worker; it answers within the coordinator's timeout
 // (with coordination.url it asks the coordinator), and the margin covers the hop
 const counterStore = new PrimaryCounterStore((message) => {
+  if (!process.connected || process.send === undefined) return false;
+  process.send(message);
+  return true;
+}, config.coordination.timeoutMs + RATE_LIMIT_MARGIN_MS);
+// sessions are kept by the primary, for every worker (with sessions.store: coordination it asks the coordinator)
+const sessionStore = new PrimarySessionStore((message) => {
   if (!process.connected || process.send === undefined) return false;
   process.send(message);
   return true;
@@ -59,6 +66,7 @@ const topics = new IpcTopics((message) => {
 // registry carries its process metrics for the primary to sum
 const app = new App(config, {
   counterStore,
+  sessionStore,
   role: 'worker',
   logBindings: { worker: start.slot },
   handleSignals: false,
@@ -188,6 +196,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:rate-limit-counts':
       counterStore.answered(message);
+      break;
+    case 'flotilla:session-result':
+      sessionStore.answered(message);
       break;
   }
 });

@@ -37,6 +37,7 @@ const CORE_PARTS = [
   'app/observability',
   'app/overload',
   'app/pagination',
+  'app/sessions',
   'app/streams',
   'app/transport',
 ];

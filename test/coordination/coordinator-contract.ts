@@ -162,6 +162,26 @@ export function coordinatorContract(backend: ContractBackend): void {
       assert.ok(again.resetMs > 450, `${again.resetMs} ms left`);
     });
 
+    it('keeps a session for every replica until its ttl, replaced by a later set, gone once deleted', async (t) => {
+      const server = await backend.server(t);
+      const [a, b] = await Promise.all(['a', 'b'].map((h) => replica(t, server.url, h)));
+      assert.equal(await a?.coordinator.getSession('nobody'), undefined);
+      const data = JSON.stringify({ userId: 7, name: 'Zoë', cart: ['x'.repeat(10_000)] });
+      await a?.coordinator.setSession('s1', data, 60_000);
+      const read = await b?.coordinator.getSession('s1');
+      assert.equal(read?.data, data, 'another replica reads it, unicode and size intact');
+      assert.ok((read?.ttlLeftMs ?? 0) > 55_000 && (read?.ttlLeftMs ?? 0) <= 60_000, `${read?.ttlLeftMs} ms left`);
+      await b?.coordinator.setSession('s1', '{"userId":8}', 60_000);
+      assert.equal((await a?.coordinator.getSession('s1'))?.data, '{"userId":8}');
+      await a?.coordinator.deleteSession('s1');
+      assert.equal(await b?.coordinator.getSession('s1'), undefined);
+      await a?.coordinator.deleteSession('s1'); // nothing to delete: no error
+      await a?.coordinator.setSession('short', '{}', 300);
+      assert.equal((await b?.coordinator.getSession('short'))?.data, '{}');
+      await sleep(450);
+      assert.equal(await b?.coordinator.getSession('short'), undefined, 'expired');
+    });
+
     it('fails fast while the server is unreachable', async (t) => {
       const port = await freePort();
       const started = performance.now();
@@ -171,6 +191,8 @@ export function coordinatorContract(backend: ContractBackend): void {
       await assert.rejects(coordinator.claim(keyAt('down'), 60_000));
       await assert.rejects(coordinator.acquireLease());
       await assert.rejects(coordinator.hit('k', 1_000));
+      await assert.rejects(coordinator.getSession('s'));
+      await assert.rejects(coordinator.setSession('s', '{}', 1_000));
       assert.ok(performance.now() - claimed < 2_000, `failed in ${Math.round(performance.now() - claimed)} ms`);
       assert.equal(states.at(-1), 0, 'not connected');
     });

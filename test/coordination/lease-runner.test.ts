@@ -31,6 +31,9 @@ function fakeCoordinator() {
       calls.push('release');
     },
     hit: async () => ({ count: 1, resetMs: 1_000 }),
+    getSession: async () => undefined,
+    setSession: async () => {},
+    deleteSession: async () => {},
     ping: async () => {},
     broadcast: async () => {},
     listen: async () => {},

@@ -63,6 +63,27 @@ async function thrownInHandler(misuse: (ctx: Ctx) => unknown | Promise<unknown>)
   return caught;
 }
 
+/** The error saving a request's session throws after its handler, as the App's error handler sees it. */
+async function thrownSavingSession(value: unknown): Promise<unknown> {
+  const { app } = testApp({ logging: { level: 'silent' }, cookies: { secrets: ['s'.repeat(32)] }, sessions: { maxBytes: 64 } });
+  let caught: unknown;
+  app.setErrorHandler((error) => {
+    caught = error;
+  });
+  app.registerController(
+    controller({
+      method: 'GET',
+      path: '/session',
+      handler: async (ctx) => {
+        (await ctx.session()).set('value', value);
+        return 'ok';
+      },
+    }),
+  );
+  await app.inject('/session');
+  return caught;
+}
+
 /**
  * Each code with the real API call that misuses the framework into throwing
  * it (a Record over every code: a new code fails typechecking until it has one).
@@ -104,6 +125,15 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   },
   FLO_ERR_NO_COOKIE_SECRETS: async () => {
     throw await thrownInHandler((ctx) => ctx.cookies.set('session', 'u1', { signed: true }));
+  },
+  FLO_ERR_SESSIONS_NEED_SECRETS: async () => {
+    throw await thrownInHandler((ctx) => ctx.session());
+  },
+  FLO_ERR_SESSION_TOO_LARGE: async () => {
+    throw await thrownSavingSession('x'.repeat(100));
+  },
+  FLO_ERR_SESSION_VALUE: async () => {
+    throw await thrownSavingSession(10n);
   },
   FLO_ERR_BAD_COOKIE: async () => {
     throw await thrownInHandler((ctx) => ctx.cookies.set('a b', 'x'));

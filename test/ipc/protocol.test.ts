@@ -64,6 +64,9 @@ const WORKER: WorkerMessage[] = [
   msg.bootFailed(123, 'service', ''),
   msg.rateLimitHits([{ id: 1, key: 'GET /login|60000|10.0.0.7', windowMs: 60_000 }]),
   msg.rateLimitHits(Array.from({ length: 1024 }, (_, i) => ({ id: Number.MAX_SAFE_INTEGER - i, key: 'x'.repeat(2048), windowMs: 1 }))),
+  msg.session(1, 'get', 'abc'),
+  msg.session(2, 'set', 'x'.repeat(128), 'y'.repeat(1_048_576), 86_400_000),
+  msg.session(3, 'delete', 'abc'),
 ];
 const PRIMARY: PrimaryMessage[] = [
   msg.shutdown(Date.now() + 10_000),
@@ -77,6 +80,9 @@ const PRIMARY: PrimaryMessage[] = [
     { id: 1, ok: true, count: 51, resetMs: 41_250.5 },
     { id: 2, ok: false, count: 0, resetMs: 0 },
   ]),
+  msg.sessionResult(1, true, true, '{"user":1}', 3_600_000),
+  msg.sessionResult(2, true),
+  msg.sessionResult(3, false),
 ];
 
 /** What a message looks like after crossing the IPC channel (JSON serialization). */
@@ -99,32 +105,32 @@ test('every valid message passes its own guard, also after crossing IPC, and not
 });
 
 test('the message shapes are the documented ones', () => {
-  assert.equal(PROTOCOL_VERSION, 4);
-  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 4, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
-  assert.deepEqual(msg.shutdownComplete(7, true), { v: 4, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
-  assert.deepEqual(msg.shutdown(5), { v: 4, type: 'flotilla:shutdown', deadline: 5, retire: false });
-  assert.deepEqual(msg.shutdown(5, true), { v: 4, type: 'flotilla:shutdown', deadline: 5, retire: true });
-  assert.deepEqual(msg.ping(3), { v: 4, type: 'flotilla:ping', seq: 3 });
-  assert.deepEqual(msg.metrics([]), { v: 4, type: 'flotilla:metrics', final: false, metrics: [] });
-  assert.deepEqual(msg.metrics(METRICS, true), { v: 4, type: 'flotilla:metrics', final: true, metrics: METRICS });
-  assert.deepEqual(msg.pong(3, VITALS), { v: 4, type: 'flotilla:pong', seq: 3, ...VITALS, routes: NO_ROUTES });
-  assert.deepEqual(msg.pong(3, VITALS, ROUTES), { v: 4, type: 'flotilla:pong', seq: 3, ...VITALS, routes: ROUTES });
+  assert.equal(PROTOCOL_VERSION, 5);
+  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 5, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
+  assert.deepEqual(msg.shutdownComplete(7, true), { v: 5, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
+  assert.deepEqual(msg.shutdown(5), { v: 5, type: 'flotilla:shutdown', deadline: 5, retire: false });
+  assert.deepEqual(msg.shutdown(5, true), { v: 5, type: 'flotilla:shutdown', deadline: 5, retire: true });
+  assert.deepEqual(msg.ping(3), { v: 5, type: 'flotilla:ping', seq: 3 });
+  assert.deepEqual(msg.metrics([]), { v: 5, type: 'flotilla:metrics', final: false, metrics: [] });
+  assert.deepEqual(msg.metrics(METRICS, true), { v: 5, type: 'flotilla:metrics', final: true, metrics: METRICS });
+  assert.deepEqual(msg.pong(3, VITALS), { v: 5, type: 'flotilla:pong', seq: 3, ...VITALS, routes: NO_ROUTES });
+  assert.deepEqual(msg.pong(3, VITALS, ROUTES), { v: 5, type: 'flotilla:pong', seq: 3, ...VITALS, routes: ROUTES });
   assert.deepEqual(msg.bootFailed(7, 'address-in-use', 'taken'), {
-    v: 4,
+    v: 5,
     type: 'flotilla:boot-failed',
     pid: 7,
     kind: 'address-in-use',
     message: 'taken',
   });
-  assert.deepEqual(msg.fatal(7, 'boom'), { v: 4, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
-  assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 4, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
-  assert.deepEqual(msg.firstRequest(7), { v: 4, type: 'flotilla:first-request', pid: 7 });
+  assert.deepEqual(msg.fatal(7, 'boom'), { v: 5, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
+  assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 5, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
+  assert.deepEqual(msg.firstRequest(7), { v: 5, type: 'flotilla:first-request', pid: 7 });
   const hit = { id: 9, key: 'k', windowMs: 1000 };
-  assert.deepEqual(msg.rateLimitHits([hit]), { v: 4, type: 'flotilla:rate-limit-hits', hits: [hit] });
+  assert.deepEqual(msg.rateLimitHits([hit]), { v: 5, type: 'flotilla:rate-limit-hits', hits: [hit] });
   const count = { id: 9, ok: true, count: 3, resetMs: 500 };
-  assert.deepEqual(msg.rateLimitCounts([count]), { v: 4, type: 'flotilla:rate-limit-counts', counts: [count] });
-  assert.deepEqual(msg.publish('books', 'AQI=', true), { v: 4, type: 'flotilla:publish', topic: 'books', data: 'AQI=', binary: true });
-  assert.deepEqual(msg.deliver('books', '{}', false), { v: 4, type: 'flotilla:deliver', topic: 'books', data: '{}', binary: false });
+  assert.deepEqual(msg.rateLimitCounts([count]), { v: 5, type: 'flotilla:rate-limit-counts', counts: [count] });
+  assert.deepEqual(msg.publish('books', 'AQI=', true), { v: 5, type: 'flotilla:publish', topic: 'books', data: 'AQI=', binary: true });
+  assert.deepEqual(msg.deliver('books', '{}', false), { v: 5, type: 'flotilla:deliver', topic: 'books', data: '{}', binary: false });
 });
 
 test('publish and deliver: valid each in its direction; a topic out of bounds or a missing field is not', () => {
@@ -133,7 +139,7 @@ test('publish and deliver: valid each in its direction; a topic out of bounds or
   assert.ok(!isPrimaryMessage(msg.publish('books', 'x', false)));
   assert.ok(!isWorkerMessage({ ...msg.publish('', 'x', false) }));
   assert.ok(!isWorkerMessage({ ...msg.publish('t'.repeat(257), 'x', false) }));
-  assert.match(describeInvalid({ v: 4, type: 'flotilla:deliver', topic: 'books', data: 'x' }), /^flotilla:deliver: binary is missing$/);
+  assert.match(describeInvalid({ v: 5, type: 'flotilla:deliver', topic: 'books', data: 'x' }), /^flotilla:deliver: binary is missing$/);
 });
 
 test('rate-limit messages with a bad batch, id, key or window are refused with a reason', () => {
@@ -163,6 +169,23 @@ test('rate-limit messages with a bad batch, id, key or window are refused with a
     'flotilla:rate-limit-counts: counts[0].count must be a finite number >= 0',
   );
   assert.equal(describeInvalid(counts({ ...count, ok: 'yes' })), 'flotilla:rate-limit-counts: counts[0].ok must be a boolean');
+});
+
+test('session messages with a bad op, id or data are refused with a reason', () => {
+  const op = msg.session(1, 'get', 'abc');
+  assert.deepEqual(op, { v: 5, type: 'flotilla:session', id: 1, op: 'get', sid: 'abc', data: '', ttlMs: 0 });
+  assert.equal(describeInvalid({ ...op, op: 'list' }), "flotilla:session: op must be 'get', 'set' or 'delete'");
+  assert.equal(describeInvalid({ ...op, sid: '' }), 'flotilla:session: sid must be a string of 1 to 128 characters');
+  assert.equal(describeInvalid({ ...op, sid: 'x'.repeat(129) }), 'flotilla:session: sid must be a string of 1 to 128 characters');
+  assert.equal(
+    describeInvalid({ ...op, data: 'x'.repeat(1_048_577) }),
+    'flotilla:session: data must be a string of 0 to 1048576 characters',
+  );
+  assert.equal(describeInvalid({ ...op, ttlMs: -1 }), 'flotilla:session: ttlMs must be a finite number >= 0');
+  assert.equal(describeInvalid({ ...op, id: 0 }), 'flotilla:session: id must be a positive integer');
+  const result = msg.sessionResult(1, true, true, '{}', 10);
+  assert.deepEqual(result, { v: 5, type: 'flotilla:session-result', id: 1, ok: true, found: true, data: '{}', ttlLeftMs: 10 });
+  assert.equal(describeInvalid({ ...result, found: 1 }), 'flotilla:session-result: found must be a boolean');
 });
 
 test('a pong carries the vitals and nothing else, whatever object they come in', () => {
@@ -215,12 +238,12 @@ test('mutated messages fail without throwing, with a reason', () => {
   const bootFailed = msg.bootFailed(123, 'service', 'boom');
   const fatal = msg.fatal(123, 'boom', ROUTES);
   const cases: [unknown, RegExp][] = [
-    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 4$/],
-    [{ ...listening, v: 5 }, /^flotilla:listening: v must be 4$/],
-    [{ ...listening, v: '4' }, /v must be 4/],
-    [{ ...ping, v: 2 }, /^flotilla:ping: v must be 4$/],
+    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 5$/],
+    [{ ...listening, v: 6 }, /^flotilla:listening: v must be 5$/],
+    [{ ...listening, v: '5' }, /v must be 5/],
+    [{ ...ping, v: 2 }, /^flotilla:ping: v must be 5$/],
     [{ ...listening, pid: undefined }, /pid must be a positive integer/],
-    [{ v: 4, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
+    [{ v: 5, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
     [{ ...listening, pid: -1 }, /pid must be a positive integer/],
     [{ ...listening, pid: 1.5 }, /pid must be/],
     [{ ...listening, address: { host: 'h', port: 0 } }, /address\.port must be a port/],
@@ -235,9 +258,9 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...metrics, final: undefined }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 'true' }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 1 }, /^flotilla:metrics: final must be a boolean$/],
-    [{ v: 4, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
+    [{ v: 5, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
     [{ ...metrics, id: 'm-1' }, /^flotilla:metrics: unexpected field "id"$/],
-    [{ v: 4, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+    [{ v: 5, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
     [{ ...ping, seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
@@ -256,11 +279,11 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...pong, delayP99Ms: null }, /^flotilla:pong: delayP99Ms must be a finite number >= 0$/],
     [{ ...pong, delayMaxMs: 10n }, /^flotilla:pong: delayMaxMs must be a finite number >= 0$/],
     [
-      { v: 4, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, routes: ROUTES },
+      { v: 5, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, routes: ROUTES },
       /^flotilla:pong: delayMaxMs is missing$/,
     ],
     [{ ...pong, cpu: 1 }, /^flotilla:pong: unexpected field "cpu"$/],
-    [{ ...VITALS, v: 4, type: 'flotilla:pong', seq: 1 }, /^flotilla:pong: routes is missing$/],
+    [{ ...VITALS, v: 5, type: 'flotilla:pong', seq: 1 }, /^flotilla:pong: routes is missing$/],
     [{ ...pong, routes: [] }, /^flotilla:pong: routes must be an object$/],
     [{ ...pong, routes: { inFlight: [] } }, /^flotilla:pong: routes\.last is missing$/],
     [{ ...pong, routes: { ...ROUTES, extra: 1 } }, /^flotilla:pong: routes\.unexpected field "extra"$/],
@@ -268,8 +291,8 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...fatal, routes: { ...ROUTES, inFlight: Array(MAX_ROUTES + 1).fill('/a') } }, /routes\.inFlight must be an array of at most/],
     [{ ...fatal, routes: { ...ROUTES, inFlight: ['/a', 7] } }, /^flotilla:fatal: routes\.inFlight\[1\] must be a string of 0 to 1024/],
     [{ ...fatal, routes: { ...ROUTES, last: 'x'.repeat(MAX_ROUTE_LENGTH + 1) } }, /^flotilla:fatal: routes\.last must be a string/],
-    [{ v: 4, type: 'flotilla:fatal', pid: 1, message: 'boom' }, /^flotilla:fatal: routes is missing$/],
-    [{ v: 4, type: 'flotilla:first-request' }, /^flotilla:first-request: pid is missing$/],
+    [{ v: 5, type: 'flotilla:fatal', pid: 1, message: 'boom' }, /^flotilla:fatal: routes is missing$/],
+    [{ v: 5, type: 'flotilla:first-request' }, /^flotilla:first-request: pid is missing$/],
     [{ ...msg.firstRequest(1), pid: 0 }, /^flotilla:first-request: pid must be a positive integer$/],
     [{ ...msg.firstRequest(1), requests: 1 }, /^flotilla:first-request: unexpected field "requests"$/],
     [{ ...bootFailed, kind: 'crash' }, /^flotilla:boot-failed: kind must be 'service', 'address-in-use' or 'config'$/],
@@ -279,19 +302,19 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...bootFailed, pid: 0 }, /^flotilla:boot-failed: pid must be a positive integer$/],
     [{ ...bootFailed, message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /^flotilla:boot-failed: message must be a string of 0 to 4096/],
     [{ ...bootFailed, message: 42 }, /^flotilla:boot-failed: message must be a string/],
-    [{ v: 4, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
+    [{ v: 5, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
     [{ ...msg.fatal(1, 'x'), message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /message must be a string/],
     [{ ...msg.shutdown(1), deadline: Number.POSITIVE_INFINITY }, /deadline must be a finite time/],
     [{ ...msg.shutdown(1), deadline: 10n }, /deadline must be a finite time/],
-    [{ v: 4, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
-    [{ v: 4, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
-    [{ v: 4, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
+    [{ v: 5, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
+    [{ v: 5, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+    [{ v: 5, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
     [{ v: 1, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
-    [{ v: 4, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
+    [{ v: 5, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
     [null, /^not a message object \(null\)$/],
     [[listening], /not a message object \(array\)/],
     ['flotilla:listening', /not a message object \(string\)/],
-    [Object.assign(Object.create({ v: 4, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
+    [Object.assign(Object.create({ v: 5, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
   ];
   for (const [value, reason] of cases) {
     assert.equal(isWorkerMessage(value), false, describeInvalid(value));
@@ -345,7 +368,7 @@ test("Node's and other libraries' messages are not flotilla messages", () => {
 });
 
 test('cyclic, hostile and huge values never make a guard or describeInvalid throw', () => {
-  const cyclic: Record<string, unknown> = { v: 4, type: 'flotilla:fatal', pid: 1 };
+  const cyclic: Record<string, unknown> = { v: 5, type: 'flotilla:fatal', pid: 1 };
   cyclic['message'] = cyclic;
   const throwing = new Proxy(
     {},
@@ -360,7 +383,7 @@ test('cyclic, hostile and huge values never make a guard or describeInvalid thro
   );
   const { proxy: revoked, revoke } = Proxy.revocable({}, {});
   revoke();
-  const getter = Object.defineProperty({ v: 4, pid: 1, ok: true }, 'type', {
+  const getter = Object.defineProperty({ v: 5, pid: 1, ok: true }, 'type', {
     enumerable: true,
     get() {
       throw new Error('getter');
@@ -389,6 +412,7 @@ test('property: arbitrary values never make a guard throw, and only valid messag
     'flotilla:handoff-ack',
     'flotilla:service-idle',
     'flotilla:rate-limit-hits',
+    'flotilla:session',
   ]);
   const primary = new Set<string>([
     'flotilla:shutdown',
@@ -396,6 +420,7 @@ test('property: arbitrary values never make a guard throw, and only valid messag
     'flotilla:connection',
     'flotilla:handoff-end',
     'flotilla:rate-limit-counts',
+    'flotilla:session-result',
   ]);
   const removed = ['flotilla:metrics-request', 'flotilla:metrics-response'];
   const amount = () => fc.oneof(fc.double(), fc.nat(), fc.anything());

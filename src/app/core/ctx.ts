@@ -9,6 +9,8 @@ import { Cookies } from '../cookies/cookies.ts';
 import { type ClientOrigin, clientOf, type ProxyTrust } from '../headers/trusted-proxy.ts';
 import { DEADLINE, SLOT } from '../overload/in-flight.ts';
 import { type PageQuery, parsePagination } from '../pagination/page.ts';
+import type { RequestSession, Session } from '../sessions/session.ts';
+import { loadSession, type SessionHost } from '../sessions/session-host.ts';
 import type { SseEvent, SseOptions } from '../streams/sse.ts';
 import { isStreamSource, type StreamSource } from '../streams/stream-reply.ts';
 import { ClientGoneError } from './client-gone.ts';
@@ -40,6 +42,8 @@ export interface CtxScope {
   readonly cookieSigner: CookieSigner | undefined;
   /** The proxies `trustProxy` believes; undefined: none, the socket's peer is the client. */
   readonly trustProxy: ProxyTrust | undefined;
+  /** The store and settings of `ctx.session()`. */
+  readonly sessions: SessionHost;
 }
 
 /** The body a handler chose to send; written once, after the middlewares have run. */
@@ -58,6 +62,8 @@ let expire: (ctx: Ctx, reason: Error) => void;
 let expired: (ctx: Ctx) => boolean;
 /** Gives a websocket route's ctx its socket's topics (see {@link attachSocket}); set by the class below. */
 let attach: (ctx: Ctx, topics: SocketTopics) => void;
+/** The session a request loaded, if it asked for one (see {@link sessionOf}); set by the class below. */
+let loaded: (ctx: Ctx) => Promise<RequestSession> | undefined;
 
 /**
  * What middlewares leave in `ctx.state` for the handlers, in every route: empty
@@ -138,6 +144,8 @@ export class Ctx<
   #expired: Error | undefined;
   /** A websocket route's socket, once open: what `subscribe` acts on. */
   #topics: SocketTopics | undefined;
+  /** The request's session, once asked for. */
+  #session: Promise<RequestSession> | undefined;
 
   static {
     expire = (ctx, reason) => ctx.#expire(reason);
@@ -145,6 +153,7 @@ export class Ctx<
     attach = (ctx, topics) => {
       ctx.#topics = topics;
     };
+    loaded = (ctx) => ctx.#session;
   }
 
   constructor(scope: CtxScope, req: IncomingMessage, res: ServerResponse, requestId: string, path: string) {
@@ -167,6 +176,24 @@ export class Ctx<
   get cookies(): Cookies {
     this.#cookies ??= new Cookies(this.req, this.res, this.#scope.cookieSigner, () => this.#expired === undefined);
     return this.#cookies;
+  }
+
+  /**
+   * The request's session (docs/guides/sessions.md): loaded from the store on the first call (the
+   * same object after), by the id its signed cookie carries, or new and empty; saved after the
+   * handler when it changed. Rejects with a 503 `SESSION_STORE_UNAVAILABLE` when the store cannot
+   * be reached, never with an empty session in its place.
+   *
+   * @example
+   * const session = await ctx.session();
+   * const cart = session.get('cart') ?? [];
+   * session.set('cart', [...cart, ctx.params.id]);
+   */
+  session(): Promise<Session> {
+    if (this.#session !== undefined) return this.#session;
+    if (this.#scope.cookieSigner === undefined) return Promise.reject(createError('FLO_ERR_SESSIONS_NEED_SECRETS', {}));
+    this.#session = loadSession(this.#scope.sessions, this);
+    return this.#session;
   }
 
   /**
@@ -363,6 +390,17 @@ export function expireRequest(ctx: Ctx, reason: Error): void {
  */
 export function attachSocket(ctx: Ctx, topics: SocketTopics): void {
   attach(ctx, topics);
+}
+
+/**
+ * The session the request asked for with `ctx.session()`, or `undefined`: what the pipeline saves
+ * after the handler. Not part of the public API.
+ *
+ * @example
+ * const session = sessionOf(ctx); // undefined for a request that never called ctx.session()
+ */
+export function sessionOf(ctx: Ctx): Promise<RequestSession> | undefined {
+  return loaded(ctx);
 }
 
 /**

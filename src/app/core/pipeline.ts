@@ -17,10 +17,11 @@ import { endServerSpan, recordException, startServerSpan } from '../observabilit
 import type { Admission } from '../overload/admission.ts';
 import type { HandlerTimeouts } from '../overload/handler-timeouts.ts';
 import { type InFlight, UNMATCHED_ROUTE } from '../overload/in-flight.ts';
+import { saveSession } from '../sessions/session-host.ts';
 import type { QueuedHandler } from '../transport/request-queue.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
-import { Ctx, type CtxScope, expireRequest, isExpired } from './ctx.ts';
+import { Ctx, type CtxScope, expireRequest, isExpired, sessionOf } from './ctx.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { RouteEntry, Router } from './router.ts';
@@ -109,11 +110,11 @@ function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admit
     fail(host, ctx, error);
     return;
   }
-  if (routed === undefined) respond(host, ctx);
+  if (routed === undefined) answer(host, ctx);
   else
     routed.then(
       () => {
-        if (!isExpired(ctx)) respond(host, ctx);
+        if (!isExpired(ctx)) answer(host, ctx);
       },
       (error: unknown) => {
         if (!isExpired(ctx)) fail(host, ctx, error);
@@ -242,6 +243,32 @@ function checkHost(req: IncomingMessage): void {
   if (hosts === 1 || (hosts === 0 && req.httpVersion !== '1.1')) return;
   const problem = hosts === 0 ? 'the Host header is missing' : 'the Host header is repeated';
   throw KError.badRequest(problem, { headers: { Connection: 'close' } });
+}
+
+/**
+ * The route's work is done: its session saved first when it asked for one (a failed request saves
+ * none of its changes), then the reply.
+ */
+function answer(host: PipelineHost, ctx: Ctx): void {
+  const session = sessionOf(ctx);
+  if (session === undefined) {
+    respond(host, ctx);
+    return;
+  }
+  session
+    .then(
+      (loaded) => saveSession(host.scope.sessions, ctx, loaded),
+      // the handler saw the store fail, and answered anyway: nothing to save
+      () => undefined,
+    )
+    .then(
+      () => {
+        if (!isExpired(ctx)) respond(host, ctx);
+      },
+      (error: unknown) => {
+        if (!isExpired(ctx)) fail(host, ctx, error);
+      },
+    );
 }
 
 function respond(host: PipelineHost, ctx: Ctx): void {
