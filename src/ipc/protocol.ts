@@ -30,8 +30,8 @@ export const MAX_HEAD_BYTES = 131_072;
 export const MAX_METRICS = 10_000;
 /** The longest key of a rate limit's counter (the limiter hashes longer client keys). */
 export const MAX_RATE_KEY_LENGTH = 2048;
-/** Most ids of rate-limit hits a worker numbers before starting again from 1. */
-export const MAX_RATE_ID = Number.MAX_SAFE_INTEGER;
+/** The largest id of a worker's numbered messages (rate-limit hits, session operations) before it starts again from 1. */
+export const MAX_MESSAGE_ID = Number.MAX_SAFE_INTEGER;
 /** Most hits (and counts) in one rate-limit message. */
 export const MAX_RATE_BATCH = 1024;
 /** Longest session id, and longest session data (the largest `sessions.maxBytes`). */
@@ -465,8 +465,8 @@ const amount = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x
 const kind = (x: unknown) =>
   x === 'service' || x === 'address-in-use' || x === 'config' ? undefined : "must be 'service', 'address-in-use' or 'config'";
 
-const rateId = (x: unknown) =>
-  Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_RATE_ID ? undefined : 'must be a positive integer';
+const messageId = (x: unknown) =>
+  Number.isSafeInteger(x) && (x as number) >= 1 && (x as number) <= MAX_MESSAGE_ID ? undefined : 'must be a positive integer';
 const windowMs = (x: unknown) => (Number.isSafeInteger(x) && (x as number) >= 1 ? undefined : 'must be a positive integer of ms');
 /** A non-empty array of at most `MAX_RATE_BATCH` records, each of `fields`. */
 const batchOf = (fields: Fields) => (x: unknown) => {
@@ -478,8 +478,8 @@ const batchOf = (fields: Fields) => (x: unknown) => {
   }
   return undefined;
 };
-const hits = batchOf({ id: rateId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
-const counts = batchOf({ id: rateId, ok: boolean, count: amount, resetMs: amount });
+const hits = batchOf({ id: messageId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
+const counts = batchOf({ id: messageId, ok: boolean, count: amount, resetMs: amount });
 const sessionOp = (x: unknown) => (x === 'get' || x === 'set' || x === 'delete' ? undefined : "must be 'get', 'set' or 'delete'");
 const sessionData = string(0, MAX_SESSION_CHARS);
 
@@ -508,7 +508,7 @@ const WORKER: Record<WorkerMessage['type'], Fields> = {
   'flotilla:first-request': { pid },
   'flotilla:publish': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-hits': { hits },
-  'flotilla:session': { id: rateId, op: sessionOp, sid: string(1, MAX_SESSION_ID_LENGTH), data: sessionData, ttlMs: amount },
+  'flotilla:session': { id: messageId, op: sessionOp, sid: string(1, MAX_SESSION_ID_LENGTH), data: sessionData, ttlMs: amount },
 };
 const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:shutdown': { deadline, retire: boolean },
@@ -518,7 +518,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-counts': { counts },
-  'flotilla:session-result': { id: rateId, ok: boolean, found: boolean, data: sessionData, ttlLeftMs: amount },
+  'flotilla:session-result': { id: messageId, ok: boolean, found: boolean, data: sessionData, ttlLeftMs: amount },
 };
 
 /**

@@ -1,7 +1,7 @@
 import type { CounterStore, WindowCount } from '../coordination/counter-store.ts';
 import {
   MAX_RATE_BATCH,
-  MAX_RATE_ID,
+  MAX_MESSAGE_ID,
   msg,
   type RateLimitCountsMessage,
   type RateLimitHit,
@@ -55,7 +55,7 @@ export class PrimaryCounterStore implements CounterStore {
 
   hit(key: string, windowMs: number): Promise<WindowCount> {
     if (this.#closed) return Promise.reject(new Error('the rate-limit store is closed'));
-    this.#lastId = this.#lastId >= MAX_RATE_ID ? 1 : this.#lastId + 1;
+    this.#lastId = this.#lastId >= MAX_MESSAGE_ID ? 1 : this.#lastId + 1;
     const id = this.#lastId;
     return new Promise<WindowCount>((resolve, reject) => {
       const pending: Pending = { resolve, reject, batch: { timer: undefined, left: 0 } };

@@ -1,5 +1,5 @@
 import type { SessionStore, StoredSession } from '../coordination/session-store.ts';
-import { MAX_RATE_ID, msg, type SessionMessage, type SessionResultMessage } from '../ipc/protocol.ts';
+import { MAX_MESSAGE_ID, msg, type SessionMessage, type SessionResultMessage } from '../ipc/protocol.ts';
 
 interface Pending {
   resolve(result: SessionResultMessage): void;
@@ -64,7 +64,7 @@ export class PrimarySessionStore implements SessionStore {
 
   #ask(op: SessionMessage['op'], sid: string, data?: string, ttlMs?: number): Promise<SessionResultMessage> {
     if (this.#closed) return Promise.reject(new Error('the session store is closed'));
-    this.#lastId = this.#lastId >= MAX_RATE_ID ? 1 : this.#lastId + 1;
+    this.#lastId = this.#lastId >= MAX_MESSAGE_ID ? 1 : this.#lastId + 1;
     const id = this.#lastId;
     return new Promise<SessionResultMessage>((resolve, reject) => {
       let sent = false;
