@@ -476,6 +476,10 @@ export const CONFIG_SCHEMA = object(
           description:
             'When the count cannot be had (the coordinator unreachable, the primary not answering in time): `open` (the default when absent) admits the request, `closed` answers 503 `UNAVAILABLE`.',
         }),
+        hook: choice(['onRequest', 'preHandler'], {
+          description:
+            'Where the limit is checked: `onRequest` (the default when absent) before the hooks, the validation and the body; `preHandler` after them, just before the handler (a `key` in code may then read `ctx.body`).',
+        }),
       },
       ['max', 'windowMs'],
     ),

@@ -28,6 +28,8 @@ export interface Coordinator {
    * atomically at the coordinator, so that every replica counts in the same window.
    */
   hit(key: string, windowMs: number): Promise<WindowCount>;
+  /** Takes one request back from `key`'s window while it runs (see `CounterStore.release`). */
+  release(key: string): Promise<void>;
   /** The session `id` (its JSON and the ms it has left), `undefined` when there is none or it expired (see `SessionStore`). */
   getSession(id: string): Promise<StoredSession | undefined>;
   /** Keeps the session `id`'s JSON for `ttlMs` from now. */

@@ -12,6 +12,11 @@ export interface CounterStore {
    * store cannot be reached.
    */
   hit(key: string, windowMs: number): WindowCount | Promise<WindowCount>;
+  /**
+   * Takes one request back from `key`'s running window: one its limit's `countIf` does not count
+   * after all. Nothing when the window has ended (its count is gone with it) or holds none.
+   */
+  release(key: string): void | Promise<void>;
   /** Releases the store's connections and memory. */
   close(): Promise<void>;
 }

@@ -34,6 +34,10 @@ class CoordinatedCounterStore implements CounterStore {
     return (await this.#coordinator.get()).hit(key, windowMs);
   }
 
+  async release(key: string): Promise<void> {
+    await (await this.#coordinator.get()).release(key);
+  }
+
   close(): Promise<void> {
     return this.#coordinator.close();
   }

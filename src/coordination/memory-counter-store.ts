@@ -49,6 +49,11 @@ export class MemoryCounterStore implements CounterStore {
     return { count: window.count, resetMs: window.endsAt - now };
   }
 
+  release(key: string): void {
+    const window = this.#windows.get(key);
+    if (window !== undefined && window.endsAt > this.#now() && window.count > 0) window.count--;
+  }
+
   async close(): Promise<void> {
     this.#windows.clear();
     this.#cursor = undefined;

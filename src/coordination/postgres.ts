@@ -67,6 +67,10 @@ ON CONFLICT (service, key) DO UPDATE SET
   reset_at = CASE WHEN r.reset_at <= clock_timestamp() THEN EXCLUDED.reset_at ELSE r.reset_at END
 RETURNING r.count::float8 AS count, (extract(epoch FROM r.reset_at - clock_timestamp()) * 1000)::float8 AS reset_ms`;
 
+/** Takes a request back from a window that still runs. */
+const RELEASE_HIT = `UPDATE flotilla_rate_limits SET count = count - 1
+WHERE service = $1 AND key = $2 AND reset_at > clock_timestamp() AND count > 0`;
+
 /** Rows of windows that ended, deleted at most once a minute per replica. */
 const PRUNE_RATE = `DELETE FROM flotilla_rate_limits WHERE service = $1 AND reset_at < clock_timestamp()`;
 
@@ -306,6 +310,12 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       if (row === undefined) throw new Error('the rate-limit upsert returned no row');
       pruneRate();
       return { count: row.count, resetMs: Math.max(0, row.reset_ms) };
+    },
+    async release(key) {
+      await tracked(async () => {
+        await ensureRateSchema();
+        await pool.query({ name: 'flotilla-rate-release', text: RELEASE_HIT, values: [o.service, key] });
+      });
     },
     async getSession(id) {
       const row = await tracked(async () => {

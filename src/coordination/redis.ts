@@ -66,6 +66,12 @@ if left < 0 then
 end
 return {count, left}`);
 
+/** Takes a request back from a running window. KEYS: the counter. */
+const RELEASE_HIT = script(`if redis.call('PTTL', KEYS[1]) > 0 and tonumber(redis.call('GET', KEYS[1]) or '0') > 0 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0`);
+
 /** A session with the ms it has left. KEYS: the session. → {json, ms left} | nil. */
 const SESSION_GET = script(`local data = redis.call('GET', KEYS[1])
 if not data then return nil end
@@ -144,6 +150,9 @@ export async function redisCoordinator(o: CoordinatorOptions): Promise<Coordinat
     async hit(key, windowMs) {
       const [count, left] = (await run(HIT, [`flotilla:rate:${o.service}:${key}`], [String(windowMs)])) as [number, number];
       return { count, resetMs: left };
+    },
+    async release(key) {
+      await run(RELEASE_HIT, [`flotilla:rate:${o.service}:${key}`], []);
     },
     async getSession(id) {
       const reply = (await run(SESSION_GET, [`flotilla:session:${o.service}:${id}`], [])) as [string, number] | null;

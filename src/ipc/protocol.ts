@@ -224,11 +224,15 @@ export interface ServiceReadyMessage {
   v: V;
   type: 'flotilla:service-ready';
 }
-/** One request of a rate limit to count: for `key`, in its fixed window of `windowMs`. */
+/**
+ * One request of a rate limit to count: for `key`, in its fixed window of `windowMs`; with `undo`,
+ * one taken back from the window while it runs (a request its limit's `countIf` does not count).
+ */
 export interface RateLimitHit {
   id: number;
   key: string;
   windowMs: number;
+  undo: boolean;
 }
 /**
  * Worker → primary: requests of rate limits to count (ARCHITECTURE.md, "Rate limits"): those a worker
@@ -478,7 +482,7 @@ const batchOf = (fields: Fields) => (x: unknown) => {
   }
   return undefined;
 };
-const hits = batchOf({ id: messageId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs });
+const hits = batchOf({ id: messageId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs, undo: boolean });
 const counts = batchOf({ id: messageId, ok: boolean, count: amount, resetMs: amount });
 const sessionOp = (x: unknown) => (x === 'get' || x === 'set' || x === 'delete' ? undefined : "must be 'get', 'set' or 'delete'");
 const sessionData = string(0, MAX_SESSION_CHARS);

@@ -26,10 +26,10 @@ export class ClusterCounts {
     const store = this.#store;
     const answers: (RateLimitCount | Promise<RateLimitCount>)[] = [];
     let waiting = false;
-    for (const { id, key, windowMs } of message.hits) {
+    for (const { id, key, windowMs, undo } of message.hits) {
       let counted: WindowCount | Promise<WindowCount>;
       try {
-        counted = store.hit(key, windowMs);
+        counted = undo ? released(store.release(key)) : store.hit(key, windowMs);
       } catch {
         answers.push(countOf(id, undefined));
         continue;
@@ -58,6 +58,12 @@ export class ClusterCounts {
     this.#store = undefined;
     await store?.close();
   }
+}
+
+/** A release's answer: no count to tell (0), only whether the store took it. */
+function released(done: void | Promise<void>): WindowCount | Promise<WindowCount> {
+  const none = { count: 0, resetMs: 0 };
+  return done instanceof Promise ? done.then(() => none) : none;
 }
 
 function countOf(id: number, counted: WindowCount | undefined): RateLimitCount {

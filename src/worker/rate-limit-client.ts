@@ -53,18 +53,22 @@ export class PrimaryCounterStore implements CounterStore {
     return this.#pending.size;
   }
 
-  hit(key: string, windowMs: number): Promise<WindowCount> {
+  hit(key: string, windowMs: number, undo = false): Promise<WindowCount> {
     if (this.#closed) return Promise.reject(new Error('the rate-limit store is closed'));
     this.#lastId = this.#lastId >= MAX_MESSAGE_ID ? 1 : this.#lastId + 1;
     const id = this.#lastId;
     return new Promise<WindowCount>((resolve, reject) => {
       const pending: Pending = { resolve, reject, batch: { timer: undefined, left: 0 } };
       this.#pending.set(id, pending);
-      this.#queue.push({ id, key, windowMs });
+      this.#queue.push({ id, key, windowMs, undo });
       this.#queued.push(pending);
       if (this.#queue.length >= MAX_RATE_BATCH) this.#flush();
       else this.#flushing ??= setImmediate(() => this.#flush());
     });
+  }
+
+  async release(key: string): Promise<void> {
+    await this.hit(key, 1, true);
   }
 
   /** The primary's answers to one of this store's messages. */

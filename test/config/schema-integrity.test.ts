@@ -33,6 +33,7 @@ const OPTIONAL = [
   'i18n',
   'rateLimit',
   'rateLimit.onStoreError',
+  'rateLimit.hook',
   'service',
   'settings',
   'coordination.url',

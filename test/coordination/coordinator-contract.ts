@@ -162,6 +162,22 @@ export function coordinatorContract(backend: ContractBackend): void {
       assert.ok(again.resetMs > 450, `${again.resetMs} ms left`);
     });
 
+    it('takes a request back from a running window, never below zero, and not from an ended one', async (t) => {
+      const server = await backend.server(t);
+      const [a, b] = await Promise.all(['a', 'b'].map((h) => replica(t, server.url, h)));
+      await a?.coordinator.hit('r', 60_000);
+      await b?.coordinator.hit('r', 60_000);
+      await b?.coordinator.release('r');
+      assert.equal((await a?.coordinator.hit('r', 60_000))?.count, 2, 'one of the first two taken back');
+      for (let i = 0; i < 4; i++) await a?.coordinator.release('r');
+      assert.equal((await b?.coordinator.hit('r', 60_000))?.count, 1, 'never below zero');
+      await a?.coordinator.release('nothing'); // no window: nothing to take back
+      await a?.coordinator.hit('short', 200);
+      await sleep(300);
+      await a?.coordinator.release('short');
+      assert.equal((await a?.coordinator.hit('short', 200))?.count, 1, 'a new window, untouched');
+    });
+
     it('keeps a session for every replica until its ttl, replaced by a later set, gone once deleted', async (t) => {
       const server = await backend.server(t);
       const [a, b] = await Promise.all(['a', 'b'].map((h) => replica(t, server.url, h)));

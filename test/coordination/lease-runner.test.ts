@@ -31,6 +31,7 @@ function fakeCoordinator() {
       calls.push('release');
     },
     hit: async () => ({ count: 1, resetMs: 1_000 }),
+    release: async () => {},
     getSession: async () => undefined,
     setSession: async () => {},
     deleteSession: async () => {},

@@ -65,3 +65,18 @@ test('close empties it', async (t: TestContext) => {
   await store.close();
   t.assert.equal(store.size, 0);
 });
+
+test('release takes a request back from a running window, never below zero, and leaves an ended one alone', (t: TestContext) => {
+  const { clock, store } = clocked();
+  store.hit('a', 10_000);
+  store.hit('a', 10_000);
+  store.release('a');
+  t.assert.equal(store.hit('a', 10_000).count, 2);
+  for (let i = 0; i < 5; i++) store.release('a');
+  t.assert.equal(store.hit('a', 10_000).count, 1, 'never below zero');
+  store.release('none');
+  t.assert.equal(store.size, 1, 'a release makes no window');
+  clock.now += 10_000;
+  store.release('a');
+  t.assert.deepStrictEqual(store.hit('a', 10_000), { count: 1, resetMs: 10_000 }, 'a new window');
+});

@@ -73,6 +73,42 @@ test('2 workers, fresh connections: 150 requests admitted exactly 50 times, both
   t.assert.equal((await get(cluster.appPort, '/health')).status, 200);
 });
 
+test('2 workers: a login limited per account counts only failed logins, whichever worker answers', {
+  timeout: 60_000,
+}, async (t: TestContext) => {
+  const cluster = await startCluster(t, { config: { service: SERVICE } }).ready(2, 30_000);
+  const login = (name: string, password: string) =>
+    httpRequest(cluster.appPort, '/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name, password }),
+    });
+  // successful logins are taken back after their response: any number pass, one after the other
+  // (counted as they arrive, more than 3 at once would be refused: requests together never pass the limit)
+  const good = [];
+  for (let i = 0; i < 12; i++) good.push(await login('ada', 'right'));
+  t.assert.deepStrictEqual(
+    good.map((r) => r.status),
+    Array(12).fill(200),
+  );
+  const pids = new Set(good.map((r) => (JSON.parse(r.body) as { pid: number }).pid));
+  // three failures for one account, on fresh connections (so both workers), then even the right password is refused
+  const failures = [];
+  for (let i = 0; i < 3; i++) failures.push(await login('grace', 'wrong'));
+  t.assert.deepStrictEqual(
+    failures.map((r) => r.status),
+    [401, 401, 401],
+  );
+  const locked = await login('grace', 'right');
+  t.assert.equal(locked.status, 429);
+  t.assert.equal((JSON.parse(locked.body) as { code: string }).code, 'RATE_LIMITED');
+  t.assert.match(String(locked.headers['ratelimit-policy']), /q=3;w=60/);
+  // another account is not affected, and ada (whose logins all succeeded) is not locked either
+  t.assert.equal((await login('edsger', 'right')).status, 200);
+  t.assert.equal((await login('ada', 'wrong')).status, 401);
+  t.assert.equal(pids.size, 2, `both workers answered the successful logins (${[...pids].join(', ')})`);
+});
+
 /** Two replicas (clusters of 2 workers) of one service on one coordinator: one budget between them. */
 async function replicasShare(t: TestContext, url: string, name: string): Promise<void> {
   const config = { service: SERVICE, serviceName: `rate-${name}`, coordination: { url } };

@@ -62,8 +62,10 @@ const WORKER: WorkerMessage[] = [
   msg.bootFailed(123, 'service', 'the service module threw: boom'),
   msg.bootFailed(123, 'address-in-use', 'port 3000 on 0.0.0.0 is already in use'),
   msg.bootFailed(123, 'service', ''),
-  msg.rateLimitHits([{ id: 1, key: 'GET /login|60000|10.0.0.7', windowMs: 60_000 }]),
-  msg.rateLimitHits(Array.from({ length: 1024 }, (_, i) => ({ id: Number.MAX_SAFE_INTEGER - i, key: 'x'.repeat(2048), windowMs: 1 }))),
+  msg.rateLimitHits([{ id: 1, key: 'GET /login|60000|10.0.0.7', windowMs: 60_000, undo: false }]),
+  msg.rateLimitHits(
+    Array.from({ length: 1024 }, (_, i) => ({ id: Number.MAX_SAFE_INTEGER - i, key: 'x'.repeat(2048), windowMs: 1, undo: i % 2 === 0 })),
+  ),
   msg.session(1, 'get', 'abc'),
   msg.session(2, 'set', 'x'.repeat(128), 'y'.repeat(1_048_576), 86_400_000),
   msg.session(3, 'delete', 'abc'),
@@ -125,7 +127,7 @@ test('the message shapes are the documented ones', () => {
   assert.deepEqual(msg.fatal(7, 'boom'), { v: 5, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
   assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 5, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
   assert.deepEqual(msg.firstRequest(7), { v: 5, type: 'flotilla:first-request', pid: 7 });
-  const hit = { id: 9, key: 'k', windowMs: 1000 };
+  const hit = { id: 9, key: 'k', windowMs: 1000, undo: false };
   assert.deepEqual(msg.rateLimitHits([hit]), { v: 5, type: 'flotilla:rate-limit-hits', hits: [hit] });
   const count = { id: 9, ok: true, count: 3, resetMs: 500 };
   assert.deepEqual(msg.rateLimitCounts([count]), { v: 5, type: 'flotilla:rate-limit-counts', counts: [count] });
@@ -143,7 +145,7 @@ test('publish and deliver: valid each in its direction; a topic out of bounds or
 });
 
 test('rate-limit messages with a bad batch, id, key or window are refused with a reason', () => {
-  const hit = { id: 1, key: 'k', windowMs: 1000 };
+  const hit = { id: 1, key: 'k', windowMs: 1000, undo: false };
   const hits = (...h: unknown[]) => ({ ...msg.rateLimitHits([hit]), hits: h });
   assert.equal(describeInvalid(hits()), 'flotilla:rate-limit-hits: hits must be an array of 1 to 1024 entries');
   assert.equal(describeInvalid(hits(...Array(1025).fill(hit))), 'flotilla:rate-limit-hits: hits must be an array of 1 to 1024 entries');

@@ -11,7 +11,7 @@ function fakeWorker(connected = true) {
   const worker = { isConnected: () => connected, send: (m: RateLimitCountsMessage) => received.push(m) } as unknown as Worker;
   return { worker, received };
 }
-const hits = (...ids: number[]) => msg.rateLimitHits(ids.map((id) => ({ id, key: 'k', windowMs: 60_000 })));
+const hits = (...ids: number[]) => msg.rateLimitHits(ids.map((id) => ({ id, key: 'k', windowMs: 60_000, undo: false })));
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
 test('the hits of every worker are counted in one store, each message answered to its worker in one message, by id', (t: TestContext) => {
@@ -51,11 +51,12 @@ test('the hits of every worker are counted in one store, each message answered t
 });
 
 test('a store that fails answers ok: false; an asynchronous one answers once all its counts settle; a gone worker gets nothing', async (t: TestContext) => {
-  const rejecting: CounterStore = { hit: () => Promise.reject(new Error('down')), close: async () => {} };
+  const rejecting: CounterStore = { hit: () => Promise.reject(new Error('down')), release: () => {}, close: async () => {} };
   const throwing: CounterStore = {
     hit: () => {
       throw new Error('down');
     },
+    release: () => {},
     close: async () => {},
   };
   for (const store of [rejecting, throwing]) {
@@ -66,7 +67,7 @@ test('a store that fails answers ok: false; an asynchronous one answers once all
     t.assert.deepStrictEqual(w.received, [msg.rateLimitCounts([{ id: 4, ok: false, count: 0, resetMs: 0 }])]);
   }
   let n = 0;
-  const later: CounterStore = { hit: async () => ({ count: ++n, resetMs: 10 }), close: async () => {} };
+  const later: CounterStore = { hit: async () => ({ count: ++n, resetMs: 10 }), release: () => {}, close: async () => {} };
   const counts = new ClusterCounts(() => later);
   const gone = fakeWorker(false);
   counts.hits(gone.worker, hits(1));
@@ -87,7 +88,7 @@ test('close closes the store it opened, and a later hit opens a new one', async 
   let n = 0;
   const counts = new ClusterCounts(() => {
     const id = ++n;
-    return { hit: () => ({ count: id, resetMs: 1 }), close: async () => void closed.push(id) };
+    return { hit: () => ({ count: id, resetMs: 1 }), release: () => {}, close: async () => void closed.push(id) };
   });
   await counts.close();
   t.assert.deepStrictEqual(closed, [], 'nothing opened, nothing closed');

@@ -27,6 +27,20 @@ export interface RateLimitOptions {
    * `open` (the default) admits the request, `closed` answers 503 `UNAVAILABLE`.
    */
   onStoreError?: 'open' | 'closed';
+  /**
+   * Whether a request counts, told after its response (default: every request does). Each request
+   * is counted as it arrives, so that requests running together cannot pass the limit together, and
+   * taken back after its response when this returns false: `(status) => status >= 400` limits
+   * failed logins only (express-rate-limit's `skipSuccessfulRequests`). A request cut off before its
+   * response has the status 499.
+   */
+  countIf?: (status: number, ctx: Ctx) => boolean;
+  /**
+   * Where the limit is checked: `onRequest` (the default) before the `onRequest` hooks, the
+   * validation and the body, so that a flood costs the least; `preHandler` after them, just before
+   * the handler, so that `key` can read `ctx.body` (a login limited per account).
+   */
+  hook?: 'onRequest' | 'preHandler';
 }
 
 /** A validated rate limit, as the pipeline applies it. */
@@ -37,6 +51,8 @@ export interface RateLimitPolicy {
   readonly windowMs: number;
   readonly key: (ctx: Ctx) => string | undefined;
   readonly onStoreError: 'open' | 'closed';
+  readonly countIf: ((status: number, ctx: Ctx) => boolean) | undefined;
+  readonly hook: 'onRequest' | 'preHandler';
 }
 
 /** The longest window: 24 days. */
@@ -66,13 +82,13 @@ export function rateLimitPolicy(option: unknown, name: string, owner: string): R
   if (option === undefined || option === false) return option;
   const bad = (reason: string) => createError('FLO_ERR_BAD_RATE_LIMIT', { owner, reason });
   if (typeof option !== 'object' || option === null || Array.isArray(option)) {
-    throw bad(`rateLimit must be an object { max, windowMs, key?, onStoreError? } or false, got ${describeValue(option)}`);
+    throw bad(`rateLimit must be an object { max, windowMs, key?, onStoreError?, countIf?, hook? } or false, got ${describeValue(option)}`);
   }
   const o = option as Record<string, unknown>;
   for (const field of Object.keys(o)) {
-    if (!['max', 'windowMs', 'key', 'onStoreError'].includes(field)) throw bad(`unknown rateLimit option '${field}'`);
+    if (!['max', 'windowMs', 'key', 'onStoreError', 'countIf', 'hook'].includes(field)) throw bad(`unknown rateLimit option '${field}'`);
   }
-  const { max, windowMs, key, onStoreError } = o;
+  const { max, windowMs, key, onStoreError, countIf, hook } = o;
   if (!Number.isSafeInteger(max) || (max as number) < 1) throw bad(`rateLimit.max must be a positive integer, got ${describeValue(max)}`);
   if (!Number.isSafeInteger(windowMs) || (windowMs as number) < 1 || (windowMs as number) > MAX_WINDOW_MS) {
     throw bad(`rateLimit.windowMs must be a positive integer of ms up to ${MAX_WINDOW_MS}, got ${describeValue(windowMs)}`);
@@ -81,11 +97,19 @@ export function rateLimitPolicy(option: unknown, name: string, owner: string): R
   if (onStoreError !== undefined && onStoreError !== 'open' && onStoreError !== 'closed') {
     throw bad(`rateLimit.onStoreError must be 'open' or 'closed', got ${describeValue(onStoreError)}`);
   }
+  if (countIf !== undefined && typeof countIf !== 'function') {
+    throw bad(`rateLimit.countIf must be a function of (status, ctx), got ${describeValue(countIf)}`);
+  }
+  if (hook !== undefined && hook !== 'onRequest' && hook !== 'preHandler') {
+    throw bad(`rateLimit.hook must be 'onRequest' or 'preHandler', got ${describeValue(hook)}`);
+  }
   return {
     name,
     max: max as number,
     windowMs: windowMs as number,
     key: (key as RateLimitPolicy['key'] | undefined) ?? clientAddress,
     onStoreError: onStoreError ?? 'open',
+    countIf: countIf as RateLimitPolicy['countIf'],
+    hook: hook ?? 'onRequest',
   };
 }

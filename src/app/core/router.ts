@@ -100,11 +100,15 @@ export class Router {
     const schemas = resolveRouteSchemas(full);
     const validator = compileValidator(full, schemas);
     const bodyLimit = route.bodyLimit ?? this.#bodyLimit;
-    const handler = full.method === 'GET' || full.method === 'HEAD' ? (route.handler as Handler) : withBody(route, validator, bodyLimit);
-    const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
-    const serializer = compileSerializer(full, schemas.response);
     const key = `${full.method} ${full.path}`;
     const policy = route.rateLimit === undefined ? registration.rateLimit : rateLimitPolicy(route.rateLimit, key, `route ${key}`);
+    const limit = policy === undefined || policy === false || this.#limiter === undefined ? undefined : this.#limiter(policy, full.path);
+    // a `preHandler` limit is checked after the middlewares, the body and its validation: its key may read them
+    const late = limit !== undefined && policy !== false && policy?.hook === 'preHandler';
+    const own = late ? { ...route, handler: limitedHandler(limit, route.handler as Handler) } : route;
+    const handler = full.method === 'GET' || full.method === 'HEAD' ? (own.handler as Handler) : withBody(own, validator, bodyLimit);
+    const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
+    const serializer = compileSerializer(full, schemas.response);
     const entry: RouteEntry = {
       route: full,
       validator,
@@ -113,7 +117,7 @@ export class Router {
       serializer,
       timeoutMs: route.timeoutMs ?? this.#handlerMs,
       sheddable: registration.exempt !== true,
-      limit: policy === undefined || policy === false || this.#limiter === undefined ? undefined : this.#limiter(policy, full.path),
+      limit: late ? undefined : limit,
     };
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
@@ -162,6 +166,14 @@ export class Router {
  * validating it: after the middlewares, right before the handler. A client gone by then is not read
  * from: the handler does not run (`ClientGoneError`, which the pipeline answers with nothing).
  */
+/** The handler behind its route's `preHandler` rate limit. */
+function limitedHandler(limit: RouteLimit, handler: Handler): Handler {
+  return (ctx) => {
+    const counted = limit(ctx);
+    return counted === undefined ? handler(ctx) : counted.then(() => handler(ctx));
+  };
+}
+
 function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
   const handler = route.handler as Handler;
   const kind = route.body ?? 'json';

@@ -46,7 +46,34 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
   let loggedAt = Number.NEGATIVE_INFINITY;
   let unlogged = 0;
 
-  const decide = (ctx: Ctx, hit: WindowCount): void => {
+  const countIf = policy.countIf;
+  /** With `countIf`: after the response, the request is taken back from its window unless it counts. */
+  const settle = (ctx: Ctx, storeKey: string, hit: WindowCount): void => {
+    const counted = performance.now();
+    ctx.res.once('close', () => {
+      const status = ctx.res.headersSent ? ctx.res.statusCode : 499;
+      let counts: boolean;
+      try {
+        counts = countIf?.(status, ctx) !== false;
+      } catch (error) {
+        host.logger.error({ err: error, route }, 'rateLimit.countIf threw: the request stays counted');
+        return;
+      }
+      // its window has ended: the count it was in is gone
+      if (counts || performance.now() - counted >= hit.resetMs) return;
+      try {
+        const released = host.store.release(storeKey);
+        if (released instanceof Promise) released.catch(failedRelease);
+      } catch (error) {
+        failedRelease(error);
+      }
+    });
+  };
+  const failedRelease = (error: unknown): void => {
+    host.logger.debug({ err: error, route }, 'a request countIf does not count could not be taken back: it stays counted');
+  };
+  const decide = (ctx: Ctx, hit: WindowCount, storeKey: string): void => {
+    if (countIf !== undefined) settle(ctx, storeKey, hit);
     const remaining = Math.max(0, max - hit.count);
     if (hit.count <= max) {
       allowed?.inc();
@@ -89,18 +116,19 @@ export function routeLimit(policy: RateLimitPolicy, route: string, host: Limiter
     if (typeof key !== 'string') {
       throw new TypeError(`the rateLimit key of route ${route} returned ${describeValue(key)}: expected a string, or undefined to exempt`);
     }
+    const counter = storeKey(prefix, key);
     let hit: WindowCount | Promise<WindowCount>;
     try {
-      hit = host.store.hit(storeKey(prefix, key), windowMs);
+      hit = host.store.hit(counter, windowMs);
     } catch (error) {
       failed(error);
       return;
     }
     if (!(hit instanceof Promise)) {
-      decide(ctx, hit);
+      decide(ctx, hit, counter);
       return;
     }
-    return hit.then((h) => decide(ctx, h), failed);
+    return hit.then((h) => decide(ctx, h, counter), failed);
   };
 }
 

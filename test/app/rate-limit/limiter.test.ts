@@ -159,6 +159,7 @@ const failing = (async: boolean): CounterStore => ({
     if (async) return Promise.reject(new Error('store down'));
     throw new Error('store down');
   },
+  release: () => {},
   close: async () => {},
 });
 
@@ -213,6 +214,7 @@ test('a route without a limit costs no store: none is opened, and no metric regi
       opened++;
       return { count: 1, resetMs: 1 };
     },
+    release: () => {},
     close: async () => {},
   };
   const { app } = testApp({}, { counterStore: store });
@@ -250,6 +252,7 @@ test('a count that comes later (a store elsewhere) admits and refuses the same, 
       counts.set(key, count);
       return { count, resetMs: 30_500 };
     },
+    release: () => {},
     close: async () => {},
   };
   const { app } = testApp({}, { counterStore: later });
@@ -263,7 +266,7 @@ test('a count that comes later (a store elsewhere) admits and refuses the same, 
 
 test('a handler timeout while the count is awaited answers 503 HANDLER_TIMEOUT; the late count changes nothing', async (t: TestContext) => {
   const answer = Promise.withResolvers<WindowCount>();
-  const slow: CounterStore = { hit: () => answer.promise, close: async () => {} };
+  const slow: CounterStore = { hit: () => answer.promise, release: () => {}, close: async () => {} };
   let ran = false;
   const { app } = testApp({}, { counterStore: slow });
   app.registerController(
