@@ -33,6 +33,8 @@ export type { OpenApiDocument } from './app/docs/openapi.ts';
 export type { CheckResult, HealthReport } from './app/health/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/health/http-check.ts';
 export { newPage, offsetOf, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, parsePagination } from './app/pagination/page.ts';
+export type { Session, SessionData } from './app/sessions/session.ts';
+export type { StaticOptions } from './app/static/static-options.ts';
 export type { SseEvent, SseOptions } from './app/streams/sse.ts';
 export type { StreamSource } from './app/streams/stream-reply.ts';
 export type { ShutdownHook } from './app/transport/shutdown.ts';

@@ -150,7 +150,7 @@ export class App implements Registrar {
   #translator: Translator | undefined;
   readonly #runSchedulers: boolean;
   readonly #startHooks: StartHook[] = [];
-  #openapi: { version: number; document: OpenApiDocument } | undefined;
+  #openapi: { version: string; document: OpenApiDocument } | undefined;
   /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
   readonly #rateLimit: RateLimitPolicy | false | undefined;
   /** What the rate-limited routes share; made with the first one (a service without limits has no store). */
@@ -448,10 +448,11 @@ export class App implements Registrar {
     return import('light-my-request').then(({ default: injectRequest }) => injectRequest(this.#handler, request));
   }
 
-  /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes were added since). */
+  /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes or documented hooks were added since). */
   openapi(): OpenApiDocument {
-    const version = this.#router.version;
-    if (this.#openapi?.version !== version) this.#openapi = { version, document: buildOpenApi(this.config, this.#router.routes) };
+    const { routes, hooks } = this.#router.documentedRoutes();
+    const version = `${this.#router.version}/${hooks}`;
+    if (this.#openapi?.version !== version) this.#openapi = { version, document: buildOpenApi(this.config, routes) };
     return this.#openapi.document;
   }
 

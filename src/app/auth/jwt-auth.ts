@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
 import { KError } from '../../errors/k-error.ts';
+import { documentHook } from '../../utils/hook-docs.ts';
 import type { Ctx } from '../core/ctx.ts';
 
 /** Where a token's signature is checked: exactly one of them. */
@@ -70,7 +71,8 @@ export function jwtAuth<C extends object = JWTPayload>(options: JwtAuthOptions):
       throw unauthorized('the bearer token is invalid or expired');
     }
   };
-  return Object.assign(hook, {
+  // the routes it guards require the bearer scheme in the OpenAPI document
+  return Object.assign(documentHook(hook, { bearer: true }), {
     claims(ctx: Ctx): C & JWTPayload {
       if (ctx.auth === undefined) throw new Error('jwtAuth: no verified token on this request (is the hook registered for its route?)');
       return ctx.auth as C & JWTPayload;

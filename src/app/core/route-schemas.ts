@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { createError } from '../../errors/flotilla-error.ts';
+import type { HookDocs } from '../../utils/hook-docs.ts';
 import { isRecord } from '../../utils/is-record.ts';
 import { type JsonSchema, statusKey } from '../../utils/json-schema.ts';
 import { isStandardSchema, type StandardJsonSchemaProps, type StandardSchemaV1 } from '../../utils/standard-schema.ts';
@@ -68,6 +69,8 @@ export interface JsonRouteSchema extends Omit<RouteSchema, RequestPart | 'respon
 export interface DocumentedRoute extends Omit<Route, 'schema' | 'paginated'> {
   schema?: JsonRouteSchema;
   paginated?: { item: JsonSchema };
+  /** What the `onRequest` hooks guarding it tell the document (see src/utils/hook-docs.ts). */
+  guards?: readonly HookDocs[];
 }
 
 /**

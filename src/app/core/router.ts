@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way';
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
+import { hookDocsOf } from '../../utils/hook-docs.ts';
 import { type BodyOptions, readBody, readJsonBody } from '../bodies/index.ts';
 import { bodyOptionsProblem } from './body-options.ts';
 import { ClientGoneError, clientGone } from './client-gone.ts';
@@ -56,6 +57,8 @@ const noop = () => {};
 export class Router {
   readonly engine: FindMyWay.Instance<FindMyWay.HTTPVersion.V1>;
   readonly #routes: DocumentedRoute[] = [];
+  /** Each documented route's `onRequest` hooks, read when the document is built (see `documentedRoutes`). */
+  readonly #chains: HookChain[] = [];
   readonly #autoHead = new Set<string>();
   readonly #bodyLimit: number;
   readonly #handlerMs: number;
@@ -80,6 +83,21 @@ export class Router {
   /** Registered routes with their full paths, in registration order (the automatic HEAD routes are left out). */
   get routes(): readonly DocumentedRoute[] {
     return this.#routes;
+  }
+
+  /**
+   * The routes as the OpenAPI document reads them: {@link routes}, each with what its `onRequest`
+   * hooks say of it (`guards`), as they stand now. Also tells, in `hooks`, how many hooks those are:
+   * a cached document is stale once that changes.
+   */
+  documentedRoutes(): { routes: DocumentedRoute[]; hooks: number } {
+    let hooks = 0;
+    const routes = this.#routes.map((route, i) => {
+      const guards = hookDocsOf(this.#chains[i] ?? []);
+      hooks += guards.length;
+      return guards.length === 0 ? route : { ...route, guards };
+    });
+    return { routes, hooks };
   }
 
   /** Increments on every registration; lets derived data (the OpenAPI document) know it is stale. */
@@ -136,6 +154,7 @@ export class Router {
       this.#autoHead.add(`HEAD ${full.path}`);
     }
     this.#routes.push(documentedRoute(full, schemas));
+    this.#chains.push(entry.hooks);
     this.#version++;
   }
 

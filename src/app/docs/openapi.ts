@@ -18,7 +18,8 @@ export type { OpenApiDocument } from './openapi-types.ts';
  * whose path also has a GET route. The config's security schemes are its
  * `components.securitySchemes`, `docs.security` its default `security`, and a
  * route's `security` its operation's; one that names an undeclared scheme throws
- * `FLO_ERR_BAD_SECURITY`. Component schemas no operation refers to are left out.
+ * `FLO_ERR_BAD_SECURITY`. A route a `jwtAuth` hook guards requires the bearer scheme unless it says
+ * otherwise, and documents its 401. Component schemas no operation refers to are left out.
  *
  * @example
  * const doc = buildOpenApi(resolveConfig({ docs: { title: 'Books' } }), routes);
@@ -44,6 +45,7 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Documented
     doc.security = [...docs.security];
   }
 
+  const bearer = bearerSchemeOf(doc, schemes);
   const getPaths = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
   const operationIds = new Set<string>();
   for (const route of routes) {
@@ -54,7 +56,7 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Documented
       const method = route.method.toLowerCase() as OpenApiMethod;
       const id = unique(route.operationId ?? operationIdOf(method, template), operationIds);
       const item: OpenApiPathItem = doc.paths[template] ?? {};
-      item[method] = operation(route, id, parametersOf(route, params));
+      item[method] = operation(route, id, parametersOf(route, params), bearer);
       doc.paths[template] = item;
     }
   }
@@ -79,7 +81,23 @@ export function parseServer(entry: string): { url: string; description?: string 
   return description === '' ? { url } : { url, description };
 }
 
-function operation(route: DocumentedRoute, operationId: string, parameters: OpenApiParameter[]): OpenApiOperation {
+/**
+ * The bearer scheme the routes a `jwtAuth` hook guards require: one the config declares
+ * (`type: http`, `scheme: bearer`), else `bearerAuth`, added to the document when a route uses it.
+ */
+function bearerSchemeOf(doc: OpenApiDocument, schemes: ResolvedConfig['docs']['securitySchemes']): () => string {
+  const declared = Object.entries(schemes).find(([, s]) => s.type === 'http' && s.scheme.toLowerCase() === 'bearer')?.[0];
+  return () => {
+    if (declared !== undefined) return declared;
+    doc.components.securitySchemes ??= {};
+    doc.components.securitySchemes[BEARER_SCHEME] ??= { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' };
+    return BEARER_SCHEME;
+  };
+}
+
+const BEARER_SCHEME = 'bearerAuth';
+
+function operation(route: DocumentedRoute, operationId: string, parameters: OpenApiParameter[], bearer: () => string): OpenApiOperation {
   const op: OpenApiOperation = { operationId, responses: {} };
   if (route.summary !== undefined) op.summary = route.summary;
   if (route.description !== undefined) op.description = route.description;
@@ -90,6 +108,7 @@ function operation(route: DocumentedRoute, operationId: string, parameters: Open
   if (requestBody !== undefined) op.requestBody = requestBody;
   op.responses = responsesOf(route);
   if (route.security !== undefined) op.security = route.security.map((requirement) => ({ ...requirement }));
+  else if (route.guards?.some((g) => g.bearer)) op.security = [{ [bearer()]: [] }];
   if (route.websocket !== undefined) op['x-websocket'] = { protocols: [...(route.protocols ?? [])] };
   return op;
 }

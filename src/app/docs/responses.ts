@@ -42,6 +42,8 @@ export function responsesOf(route: DocumentedRoute): Record<string, OpenApiRespo
     s?.cookies !== undefined ||
     s?.body !== undefined;
   if (checksInput || route.paginated !== undefined) responses['400'] ??= problemResponse('Bad Request: the request failed validation');
+  if (route.guards?.some((g) => g.bearer))
+    responses['401'] ??= problemResponse('Unauthorized: the bearer token is missing, invalid or expired (WWW-Authenticate: Bearer)');
   responses['404'] ??= problemResponse('Not Found');
   const body = requestBodyOf(route);
   if (body !== undefined) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { App } from '../../../src/app/app.ts';
+import { jwtAuth } from '../../../src/app/auth/jwt-auth.ts';
 import type { Route } from '../../../src/app/core/route.ts';
 import type { DocumentedRoute } from '../../../src/app/core/route-schemas.ts';
 import { buildOpenApi, type OpenApiDocument, parseServer } from '../../../src/app/docs/openapi.ts';
@@ -348,4 +349,42 @@ test('GET /health is documented with the media type it is served with', async ()
   const served = await app.inject({ method: 'GET', url: '/health' });
   assert.equal(served.headers['content-type'], 'application/health+json');
   await SwaggerParser.validate(structuredClone(app.openapi()) as never);
+});
+
+describe('routes a jwtAuth hook guards', () => {
+  const auth = jwtAuth({ secret: 'a-shared-secret-of-32-characters!!' });
+  const route = (path: string, extra: Partial<Route> = {}): Route => ({ method: 'GET', path, handler: () => 'ok', ...extra });
+
+  test('require the bearer scheme and document their 401; a hook added to a group later counts; others are untouched', async () => {
+    const app = new App({ logging: { level: 'silent' } });
+    app.registerController({ routes: () => [route('/public')] });
+    const api = app.group('/api');
+    api.registerController({ routes: () => [route('/books'), route('/mine', { security: [] })] });
+    app.registerController({ routes: () => [route('/own', { onRequest: [auth] })] });
+    const before = app.openapi();
+    assert.equal(before.paths['/api/books']?.get?.security, undefined, 'no hook yet');
+    api.onRequest(auth);
+    const doc = app.openapi();
+    assert.deepEqual(doc.paths['/api/books']?.get?.security, [{ bearerAuth: [] }]);
+    assert.ok(doc.paths['/api/books']?.get?.responses['401'] !== undefined);
+    assert.deepEqual(doc.paths['/own']?.get?.security, [{ bearerAuth: [] }], "a route's own hook");
+    assert.deepEqual(doc.paths['/api/mine']?.get?.security, [], "a route's own security wins");
+    assert.equal(doc.paths['/public']?.get?.security, undefined);
+    assert.equal(doc.paths['/public']?.get?.responses['401'], undefined);
+    assert.deepEqual(doc.components.securitySchemes?.['bearerAuth'], { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    await validate(doc);
+  });
+
+  test("use the config's own bearer scheme when it declares one", async () => {
+    const app = new App({
+      logging: { level: 'silent' },
+      docs: { securitySchemes: { idp: { type: 'http', scheme: 'Bearer', description: 'tokens of the identity provider' } } },
+    });
+    app.onRequest(auth);
+    app.registerController({ routes: () => [route('/books')] });
+    const doc = app.openapi();
+    assert.deepEqual(doc.paths['/books']?.get?.security, [{ idp: [] }]);
+    assert.deepEqual(Object.keys(doc.components.securitySchemes ?? {}), ['idp']);
+    await validate(doc);
+  });
 });
