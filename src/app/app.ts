@@ -49,6 +49,8 @@ import { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import { InFlight, type RequestRoutes } from './overload/in-flight.ts';
 import { appLimits } from './rate-limit/app-limits.ts';
 import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
+import { staticRoutes } from './static/serve-static.ts';
+import type { StaticOptions } from './static/static-options.ts';
 import type { ConnectionSource } from './transport/connection-source.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
@@ -290,6 +292,32 @@ export class App implements Registrar {
     const add: AddRoute = (r, p, m, h, rateLimit) => this.#addRoute(r, p, m, h, { rateLimit });
     const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
     return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security, rateLimit);
+  }
+
+  /**
+   * Serves the files of `dir` (resolved from the current directory; it must exist) under `prefix`:
+   * `GET` and `HEAD`, streamed with backpressure, `ETag` and `Last-Modified` with 304, `Range` with
+   * 206 and 416, precompressed `.br`/`.zst`/`.gz` siblings chosen by `Accept-Encoding`, `Cache-Control`
+   * (`maxAgeS`, `immutable` for hashed names), `index.html` and an optional single-page-app fallback
+   * (see {@link StaticOptions}). A path that tries to leave `dir` (`..` however encoded, backslashes,
+   * NUL, a symbolic link whose target is outside), a dotfile and a missing file are the 404 of a path
+   * no route matches. The App's `onRequest` hooks and rate limit apply, as to any route
+   * (docs/guides/static-files.md).
+   *
+   * @example
+   * app.serveStatic('/assets', 'dist/assets', { immutable: /\.[0-9a-f]{8,}\.\w+$/ });
+   * app.serveStatic('/', 'dist', { spaFallback: 'index.html' });
+   */
+  serveStatic(prefix: string, dir: string, options?: StaticOptions): void {
+    const app = this;
+    const host = {
+      get notFoundHandler() {
+        return app.#seams.notFoundHandler;
+      },
+    };
+    for (const route of staticRoutes(prefix, dir, options, host)) {
+      this.#addRoute(route, '', [], [this.#requestHooks], { rateLimit: this.#rateLimit, mount: route.path.endsWith('/*') });
+    }
   }
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */

@@ -41,6 +41,8 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_BAD_GROUP_OPTION: { base: TypeError, message: "group '{prefix}': {reason}" },
   FLO_ERR_BAD_SECURITY: { base: Error, message: '{owner}: {reason}' },
   FLO_ERR_BAD_CONNECT_MIDDLEWARE: { base: TypeError, message: 'fromConnect expects a (req, res, next) function, got {got}' },
+  FLO_ERR_BAD_STATIC_OPTION: { base: TypeError, message: "app.serveStatic('{prefix}'): {reason}" },
+  FLO_ERR_STATIC_DIRECTORY: { base: Error, message: "app.serveStatic('{prefix}'): cannot serve '{dir}': {reason}" },
   // handlers and middlewares at request time
   FLO_ERR_BAD_STATUS: { base: TypeError, message: '{subject} must be an integer in {range}, got {status}' },
   FLO_ERR_NEXT_TWICE: { base: Error, message: 'next() called more than once' },

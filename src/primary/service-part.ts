@@ -7,6 +7,7 @@ import type { ErrorHandler, NotFoundHandler, RequestHook, Route } from '../app/c
 import { GlobalTracer } from '../app/observability/global-tracer.ts';
 import { createLogger } from '../app/observability/logger.ts';
 import { InFlight } from '../app/overload/in-flight.ts';
+import type { StaticOptions } from '../app/static/static-options.ts';
 import { runShutdown, type ShutdownHook } from '../app/transport/shutdown.ts';
 import { checkStartHook, runStartHooks, type StartHook } from '../app/transport/start-hooks.ts';
 import { publishedPayload } from '../app/websocket/topic-transport.ts';
@@ -112,6 +113,9 @@ export class ServicePart implements Registrar {
   setErrorHandler(_handler: ErrorHandler): void {}
 
   setNotFoundHandler(_handler: NotFoundHandler): void {}
+
+  /** The workers serve the files; nothing is checked or loaded here. */
+  serveStatic(_prefix: string, _dir: string, _options?: StaticOptions): void {}
 
   /** Nothing to run in the primary: no scheduler and no shutdown hook (the service thread then ends). */
   get idle(): boolean {

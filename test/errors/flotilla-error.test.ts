@@ -104,6 +104,8 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_GROUP_OPTION: () => quietApp().group('/api', { securty: [] } as never),
   FLO_ERR_BAD_SECURITY: () => register({ method: 'POST', path: '/x', security: [{ apiKey: [] }], handler }),
   FLO_ERR_BAD_CONNECT_MIDDLEWARE: () => fromConnect('helmet' as never),
+  FLO_ERR_BAD_STATIC_OPTION: () => quietApp().serveStatic('/assets', scratch, { maxAge: 60 } as never),
+  FLO_ERR_STATIC_DIRECTORY: () => quietApp().serveStatic('/assets', join(scratch, 'no-such-directory')),
   FLO_ERR_BAD_STATUS: () => new KError(200, 'OK', 'not an error'),
   FLO_ERR_NOT_A_WEBSOCKET: () => thrownInHandler((ctx) => ctx.subscribe('books')).then((e) => Promise.reject(e)),
   FLO_ERR_BAD_TOPIC: () => quietApp().publish('', 'x'),

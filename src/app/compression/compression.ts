@@ -121,8 +121,13 @@ function brotli(size: number): zlib.BrotliOptions {
   return { params };
 }
 
-/** Adds `Accept-Encoding` to the reply's `Vary` (kept as it is when it names it, or `*`, already). */
-function addVary(res: ServerResponse): void {
+/**
+ * Adds `Accept-Encoding` to the reply's `Vary` (kept as it is when it names it, or `*`, already).
+ *
+ * @example
+ * addVary(res); // Vary: Origin → Vary: Origin, Accept-Encoding
+ */
+export function addVary(res: ServerResponse): void {
   const vary = res.getHeader('vary');
   if (vary === undefined) {
     res.setHeader('Vary', 'Accept-Encoding');

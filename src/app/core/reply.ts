@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { ReadableStream } from 'node:stream/web';
 import { hasBody } from '../bodies/index.ts';
@@ -63,6 +63,8 @@ export function writeReply(host: ReplyHost, ctx: Ctx, onLateError: (error: unkno
     if (encoding !== undefined) {
       const compressed = compressBody(encoding, typeof body === 'string' ? Buffer.from(body) : body);
       res.setHeader('Content-Encoding', encoding);
+      // byte ranges count the bytes as they are, not the compressed ones (a file's: app.serveStatic)
+      res.removeHeader('Accept-Ranges');
       if (Buffer.isBuffer(compressed)) return end(host, ctx, compressed);
       return compressed.then((out) => {
         // answered meanwhile (a handler timeout), or nobody left to answer
@@ -114,11 +116,18 @@ function stream(
   streamed.set(ctx, sent);
   const source = reply.kind === 'sse' ? eventStream(reply.source, reply.options, host.drain) : reply.source;
   const type = reply.kind === 'sse' ? SSE_HEADERS['Content-Type'] : reply.type;
-  // an event stream is never compressed (see compressible.ts); another stream as it streams, whatever its size
+  // an event stream is never compressed (see compressible.ts); another stream as it streams, unless its declared
+  // length (a file's) is under the threshold
   const c = host.compression;
   const encoding =
-    c === undefined || reply.kind === 'sse' ? undefined : encodingOf(c, ctx.req, res, ctx.statusCode, type, Number.POSITIVE_INFINITY);
+    c === undefined || reply.kind === 'sse' ? undefined : encodingOf(c, ctx.req, res, ctx.statusCode, type, declaredLength(res));
   return sendStream(res, source, { status: ctx.statusCode, type, signal: ctx.context().signal, sent, onLateError, encoding });
+}
+
+/** The `Content-Length` a handler set on a streamed reply; `Infinity` when it set none. */
+function declaredLength(res: ServerResponse): number {
+  const length = Number(res.getHeader('content-length') ?? Number.NaN);
+  return Number.isSafeInteger(length) && length >= 0 ? length : Number.POSITIVE_INFINITY;
 }
 
 /** Closes the source of a stream or event-stream reply that will not be sent (an error replaced it). */

@@ -27,6 +27,8 @@ export interface RouteEntry {
   readonly timeoutMs: number;
   /** Whether the admission control may shed its requests (every route but the built-in `/health`). */
   readonly sheddable: boolean;
+  /** A static mount's wildcard (see `RouteRegistration.mount`): it names no method for a 405's `Allow`. */
+  readonly mount: boolean;
   /** Its rate limit (its own, else its group's or the App's); `undefined`: none, and nothing to pay. */
   readonly limit: RouteLimit | undefined;
 }
@@ -37,6 +39,12 @@ export interface RouteRegistration {
   exempt?: boolean;
   /** The rate limit of the group or App it is registered on, unless the route declares its own. */
   rateLimit?: RateLimitPolicy | false | undefined;
+  /**
+   * A wildcard route (`/assets/*`) serving a directory (`app.serveStatic`): a malformed URL below its
+   * prefix names no file, and is the 404 of a path no route matches rather than the 400 `BAD_URL`; a
+   * path it alone matches is a 404, not a 405, for another method (`POST /api/typo` beside a mount at `/`).
+   */
+  mount?: boolean;
 }
 
 /** Makes a route's {@link RouteLimit} from its policy and template (the App's, with its store and metrics). */
@@ -60,6 +68,8 @@ export class Router {
   /** Each documented route's `onRequest` hooks, read when the document is built (see `documentedRoutes`). */
   readonly #chains: HookChain[] = [];
   readonly #autoHead = new Set<string>();
+  /** The prefixes (with their final `/`) of the mounts (see `RouteRegistration.mount`). */
+  readonly #mounts: string[] = [];
   readonly #bodyLimit: number;
   readonly #handlerMs: number;
   readonly #limiter: LimiterFactory | undefined;
@@ -135,6 +145,7 @@ export class Router {
       serializer,
       timeoutMs: route.timeoutMs ?? this.#handlerMs,
       sheddable: registration.exempt !== true,
+      mount: registration.mount === true,
       limit: late ? undefined : limit,
     };
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
@@ -153,6 +164,7 @@ export class Router {
       this.engine.on('HEAD', full.path, noop, entry);
       this.#autoHead.add(`HEAD ${full.path}`);
     }
+    if (registration.mount === true && full.path.endsWith('/*')) this.#mounts.push(full.path.slice(0, -1));
     this.#routes.push(documentedRoute(full, schemas));
     this.#chains.push(entry.hooks);
     this.#version++;
@@ -166,9 +178,13 @@ export class Router {
     if (found !== null) {
       const marker = (found.handler as unknown as () => symbol)();
       if (marker === TOO_LONG) return miss(KError.of('PARAM_TOO_LONG', 'a route parameter is too long'));
+      if (this.#mounts.length > 0 && this.#mounts.some((prefix) => url.startsWith(prefix))) return miss(notFound(method, url));
       return miss(KError.of('BAD_URL', 'the URL is malformed'));
     }
-    const allow = HTTP_METHODS.filter((m) => m !== method && this.engine.find(m, url)?.store);
+    const allow = HTTP_METHODS.filter((m) => {
+      const entry = m === method ? undefined : (this.engine.find(m, url)?.store as RouteEntry | null | undefined);
+      return entry !== undefined && entry !== null && !entry.mount;
+    });
     if (allow.length > 0) {
       return miss(
         KError.of('METHOD_NOT_ALLOWED', `${method} is not allowed here; allowed: ${allow.join(', ')}`, {
@@ -176,8 +192,12 @@ export class Router {
         }),
       );
     }
-    return miss(KError.of('ROUTE_NOT_FOUND', `no route for ${method} ${pathOnly(url)}`));
+    return miss(notFound(method, url));
   }
+}
+
+function notFound(method: string, url: string): KError {
+  return KError.of('ROUTE_NOT_FOUND', `no route for ${method} ${pathOnly(url)}`);
 }
 
 /**

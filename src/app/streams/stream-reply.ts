@@ -29,7 +29,9 @@ export interface StreamOptions {
 
 /**
  * Streams `source` as the response body with backpressure (`stream.pipeline`):
- * the source is destroyed when the client goes away or `signal` aborts. The
+ * the source is destroyed when the client goes away or `signal` aborts. Without a
+ * `Content-Length` set on `res` (which the source must then fill exactly: a file's
+ * size), or once compressed, the body is sent chunked. The
  * head waits for the first chunk, so a source that fails at once rejects
  * before anything was sent (the caller answers with a problem); a failure
  * after it ends the connection (`onLateError`). A Node `Readable` is piped as
@@ -53,10 +55,13 @@ export async function sendStream(res: ServerResponse, source: StreamSource, o: S
   }
   res.statusCode = o.status;
   res.setHeader('Content-Type', o.type);
-  res.removeHeader('Content-Length');
   let done: Promise<void>;
+  // a Content-Length the handler set (a file's size) holds for the bytes as they are: kept, unless compressed
   if (o.encoding === undefined) done = pipeline(readable, res, { signal: o.signal });
   else {
+    res.removeHeader('Content-Length');
+    // byte ranges count the bytes as they are, not the compressed ones (nginx drops it too)
+    res.removeHeader('Accept-Ranges');
     res.setHeader('Content-Encoding', o.encoding);
     done = pipeline(readable, compressor(o.encoding), res, { signal: o.signal });
   }
