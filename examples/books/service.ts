@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { defineService } from 'flotilla';
+import { AccountController } from './account-controller.ts';
 import type { Book } from './book.ts';
 import { sampleBooks } from './book-repository.ts';
 import { BooksController } from './books-controller.ts';
@@ -38,6 +40,9 @@ export default defineService({
     api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key'), created));
     api.registerController(new LiveFeedController());
     api.use(catalogueModule(repo));
+    // the front page and its login: a session per reader, kept by the primary for every worker
+    app.registerController(new AccountController(process.env['BOOKS_READER_PASSWORD'] ?? 'reader'));
+    app.serveStatic('/', fileURLToPath(new URL('./public', import.meta.url)));
     // last: its shutdown hook closes the pool after the report job's scheduler has stopped
     app.use(databaseModule(db));
   },
