@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ERROR_CODES } from '../../errors/codes.ts';
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
+import { markConnect } from '../../utils/connect-marker.ts';
 import { isRecord } from '../../utils/is-record.ts';
 import { STATUS_CODES } from '../../utils/node-http.ts';
 import type { Ctx } from '../core/ctx.ts';
@@ -52,11 +53,13 @@ export function fromConnect(middleware: ConnectMiddleware): Middleware {
     const got = 'an error-handling middleware (err, req, res, next); map errors with app.setErrorHandler instead';
     throw createError('FLO_ERR_BAD_CONNECT_MIDDLEWARE', { got });
   }
-  return (ctx, next) => run(middleware, ctx as Ctx, next);
+  // the router reads the body of a route with one before its middlewares (`bodyBeforeMiddlewares`)
+  return markConnect((ctx, next) => run(middleware, ctx as Ctx, next));
 }
 
 function run(middleware: ConnectMiddleware, ctx: Ctx, next: () => Promise<void>): Promise<void> {
   const res = ctx.res;
+  shareBody(ctx);
   return new Promise<void>((resolve, reject) => {
     let stage: Stage = 'running';
     // the middleware ending the response: seen when it calls `res.end` (or when the connection closes)
@@ -152,4 +155,39 @@ function stringHeaders(headers: unknown): Record<string, string> | undefined {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (typeof value === 'string') out[name] = value;
   return Object.keys(out).length > 0 ? out : undefined;
+}
+
+/** Routes whose unread body a connect middleware asked for: warned once each. */
+const warned = new Set<string>();
+
+/**
+ * `req.body`, as connect middlewares read it (passport-local, express-validator): the parsed body
+ * when the route read it before its middlewares; when it did not and the request has one, a getter
+ * that says so in the log, once per route, rather than a bare 400 from the middleware.
+ */
+function shareBody(ctx: Ctx): void {
+  const req = ctx.req as IncomingMessage & { body?: unknown };
+  if (Object.hasOwn(req, 'body')) return;
+  if (ctx.body !== undefined) {
+    req.body = ctx.body;
+    return;
+  }
+  const hasBody =
+    req.headers['content-length'] !== undefined ? req.headers['content-length'] !== '0' : req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody) return;
+  Object.defineProperty(req, 'body', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const route = `${ctx.method} ${ctx.route}`;
+      if (!warned.has(route)) {
+        warned.add(route);
+        ctx.logger.warn(
+          { route },
+          'a connect middleware read req.body before the body was read: it saw undefined; set bodyBeforeMiddlewares: true on the route',
+        );
+      }
+      return undefined;
+    },
+  });
 }

@@ -35,6 +35,10 @@ export function bodyOptionsProblem(route: Route): string | undefined {
       : route.mediaTypes;
     if (bad !== undefined) return `mediaTypes must be media types such as 'application/json' or 'text/*', got ${JSON.stringify(bad)}`;
   }
+  const early = route.bodyBeforeMiddlewares;
+  if (early !== undefined && typeof early !== 'boolean') return `bodyBeforeMiddlewares must be a boolean, got ${JSON.stringify(early)}`;
+  if (early === true && (route.method === 'GET' || route.method === 'HEAD'))
+    return `bodyBeforeMiddlewares applies to a route with a body, and a ${route.method} route reads none`;
   const validated = kind === 'json' || kind === 'form' || (kind === 'multipart' && route.multipart?.buffer === true);
   if (route.schema?.body !== undefined && !validated)
     return `schema.body validates json, form and buffered multipart (multipart.buffer: true) bodies, not a ${kind} body`;

@@ -167,6 +167,13 @@ export interface Route {
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
   /**
+   * Read (and validate) the body before the middlewares run rather than after them, so that a
+   * middleware can read `ctx.body` (and a `fromConnect` one `req.body`: passport-local). Default:
+   * `true` when a middleware of the route (its own or its groups') is a `fromConnect` one, `false`
+   * otherwise, so that an authentication middleware refuses a request before its body is read.
+   */
+  bodyBeforeMiddlewares?: boolean;
+  /**
    * How long the route's work (its `onRequest` hooks, validation, middlewares, body and handler, up to
    * the head of its response) may run before the request is answered 503 `HANDLER_TIMEOUT` and
    * `ctx.context().signal` aborts with a `TimeoutError`, in ms (default: `timeouts.handlerMs`; `0`: no limit).

@@ -1,6 +1,7 @@
 import FindMyWay from 'find-my-way';
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
+import { isConnect } from '../../utils/connect-marker.ts';
 import { hookDocsOf } from '../../utils/hook-docs.ts';
 import { type BodyOptions, readBody, readJsonBody } from '../bodies/index.ts';
 import { bodyOptionsProblem } from './body-options.ts';
@@ -134,8 +135,7 @@ export class Router {
     // a `preHandler` limit is checked after the middlewares, the body and its validation: its key may read them
     const late = limit !== undefined && policy !== false && policy?.hook === 'preHandler';
     const own = late ? { ...route, handler: limitedHandler(limit, route.handler as Handler) } : route;
-    const handler = full.method === 'GET' || full.method === 'HEAD' ? (own.handler as Handler) : withBody(own, validator, bodyLimit);
-    const run = compose([...middlewares, ...(route.middlewares ?? [])], handler);
+    const run = routeRun(own, [...middlewares, ...(route.middlewares ?? [])], validator, bodyLimit);
     const serializer = compileSerializer(full, schemas.response);
     const entry: RouteEntry = {
       route: full,
@@ -213,8 +213,24 @@ function limitedHandler(limit: RouteLimit, handler: Handler): Handler {
   };
 }
 
-function withBody(route: Route, validator: RequestValidator, limit: number): Handler {
+/**
+ * A route's middlewares, body and handler as one step: the body read (and validated) just before
+ * the handler, or, with `bodyBeforeMiddlewares` (the default under a `fromConnect` middleware),
+ * before the middlewares. `GET` and `HEAD` read none.
+ */
+function routeRun(route: Route, middlewares: readonly Middleware[], validator: RequestValidator, limit: number): RouteRun {
   const handler = route.handler as Handler;
+  if (route.method === 'GET' || route.method === 'HEAD') return compose(middlewares, handler);
+  const read = bodyReader(route, validator, limit);
+  if (route.bodyBeforeMiddlewares ?? middlewares.some(isConnect)) {
+    const rest = compose(middlewares, handler);
+    return (ctx) => read(ctx).then(() => rest(ctx));
+  }
+  return compose(middlewares, (ctx) => read(ctx).then(() => handler(ctx)));
+}
+
+/** Reads the request's body into `ctx.body` by the route's `body` kind, and validates it. */
+function bodyReader(route: Route, validator: RequestValidator, limit: number): (ctx: Ctx) => Promise<void> {
   const kind = route.body ?? 'json';
   if (kind === 'json')
     return async (ctx) => {
@@ -222,7 +238,6 @@ function withBody(route: Route, validator: RequestValidator, limit: number): Han
       ctx.body = await readJsonBody(ctx.req, limit);
       const checked = validator.body(ctx);
       if (checked !== undefined) await checked;
-      return handler(ctx);
     };
   const options: BodyOptions = { kind, limit };
   if (route.mediaTypes !== undefined) options.mediaTypes = route.mediaTypes;
@@ -232,7 +247,6 @@ function withBody(route: Route, validator: RequestValidator, limit: number): Han
     if (clientGone(ctx.res)) throw new ClientGoneError(true);
     ctx.body = await readBody(ctx.req, options, ctx.context().signal);
     validator.body(ctx);
-    return handler(ctx);
   };
 }
 
