@@ -128,9 +128,6 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
   const pool: Pool = new pg.Pool({ ...config, max: 4, idleTimeoutMillis: 30_000 });
   // an idle connection the server closed (a restart): the pool replaces it on the next query
   pool.on('error', (error) => o.link.down(error));
-  let schema: Promise<void> | undefined;
-  let rateSchema: Promise<void> | undefined;
-  let sessionSchema: Promise<void> | undefined;
   let sessionsSweptAt = Date.now();
   let prunedAt = 0;
   let ratePrunedAt = Date.now();
@@ -170,20 +167,20 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
       throw error;
     }
   };
-  const ensureSchema = (): Promise<void> => {
-    schema ??= createTables(SCHEMA).catch((error: unknown) => {
-      schema = undefined;
-      throw error;
-    });
-    return schema;
+  /** Creates the tables of `sql` on the first call; a failed attempt is tried again by the next. */
+  const tablesOnce = (sql: string): (() => Promise<void>) => {
+    let created: Promise<void> | undefined;
+    return () => {
+      created ??= createTables(sql).catch((error: unknown) => {
+        created = undefined;
+        throw error;
+      });
+      return created;
+    };
   };
-  const ensureRateSchema = (): Promise<void> => {
-    rateSchema ??= createTables(RATE_SCHEMA).catch((error: unknown) => {
-      rateSchema = undefined;
-      throw error;
-    });
-    return rateSchema;
-  };
+  const ensureSchema = tablesOnce(SCHEMA);
+  const ensureRateSchema = tablesOnce(RATE_SCHEMA);
+  const ensureSessionSchema = tablesOnce(SESSION_SCHEMA);
   /** A fire's claim (see `Coordinator.claim`), without the pruning of old ones. */
   const claimFire = async (key: string, ttlMs: number): Promise<boolean> => {
     const { job, at } = fireTimeOf(key);
@@ -198,13 +195,6 @@ export async function postgresCoordinator(o: CoordinatorOptions): Promise<Coordi
     });
     if (Math.abs(skew) > ttlMs / 2) throw new ClockSkewError(key, skew, ttlMs / 2);
     return won;
-  };
-  const ensureSessionSchema = (): Promise<void> => {
-    sessionSchema ??= createTables(SESSION_SCHEMA).catch((error: unknown) => {
-      sessionSchema = undefined;
-      throw error;
-    });
-    return sessionSchema;
   };
   /** Once a minute per replica, a claim of the minute's sweep: the replica that wins it deletes the expired sessions. */
   const sweepSessions = () => {
