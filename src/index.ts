@@ -86,5 +86,13 @@ export type { Problem } from './errors/problem.ts';
 export type { Translator } from './i18n/translator.ts';
 export type { MetricsCollector, RequestMetric } from './metrics/metrics-collector.ts';
 export { PromMetricsCollector } from './metrics/prom-collector.ts';
+export {
+  type MigrateOptions,
+  type MigrateResult,
+  type MigrationDatabase,
+  MigrationError,
+  type MigrationLogger,
+  migrate,
+} from './migrations/migrate.ts';
 export { type CronFire, type CronJob, CronScheduler, type CronSchedulerOptions } from './scheduler/cron-scheduler.ts';
 export type { FireCoordinator, Scheduler, SchedulerCoordination, SchedulerEnv } from './scheduler/scheduler.ts';

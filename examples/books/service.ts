@@ -6,7 +6,7 @@ import { sampleBooks } from './book-repository.ts';
 import { BooksController } from './books-controller.ts';
 import { catalogueModule } from './catalogue-module.ts';
 import { databaseModule } from './database/database-module.ts';
-import { migrate } from './database/migrate.ts';
+import { migrateBooks } from './database/migrate-books.ts';
 import { openDatabase } from './database/open-database.ts';
 import { SqlBookRepository } from './database/sql-book-repository.ts';
 import { LiveFeedController, NEW_BOOKS } from './live-feed-controller.ts';
@@ -25,13 +25,14 @@ export default defineService({
   async setup(app) {
     const settings = app.settings as BooksSettings;
     const db = await openDatabase(settings, { logger: app.logger, primary: app.role === 'primary' });
-    const migrations = () => migrate(db, { logger: app.logger, seed: () => sampleBooks(settings.seedBooks) });
+    const migrations = (signal?: AbortSignal) =>
+      migrateBooks(db, { logger: app.logger, seed: () => sampleBooks(settings.seedBooks), signal });
     if (db.kind === 'sqlite' && settings.databaseFile === ':memory:') {
       // a database per process: each one migrates and seeds its own, now
       await migrations();
     } else {
       // once per deployment, before anything is served: the cluster's primary, or a standalone App's listen()
-      app.beforeServe(async () => void (await migrations()));
+      app.beforeServe(async (signal) => void (await migrations(signal)));
     }
     const repo = new SqlBookRepository(db);
     const api = app.group('/api', serverTiming);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import type { App } from '../app/app.ts';
@@ -14,7 +14,7 @@ import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
 import { parseCli, USAGE } from './args.ts';
-import { devBanner, devConfig } from './dev.ts';
+import { devBanner, devConfig, devWatchPaths } from './dev.ts';
 import { discoverConfig, noConfigFile } from './discover-config.ts';
 
 /**
@@ -115,14 +115,15 @@ async function main(argv: readonly string[]): Promise<number> {
       if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
       // chokidar is loaded by `dev` only
       const { watchService } = await import('./watch.ts');
-      const watcher = watchService(servicePath, configFile, ({ file, isConfig }) => {
+      const watcher = watchService({ servicePath, configFile, also: devWatchPaths(config, configFile) }, ({ file, isConfig }) => {
         const shown = relative(process.cwd(), file);
         logger.info({ file: shown }, `${shown} changed: restarting the worker (the old one serves until the new one listens)`);
         void primary.reload({ code: !isConfig });
       });
-      void watcher.ready.then(() =>
-        logger.info({ directory: relative(process.cwd(), dirname(servicePath)) || '.' }, 'watching for changes'),
-      );
+      void watcher.ready.then(() => {
+        const [directory, ...also] = watcher.paths.map((p) => relative(process.cwd(), p) || '.');
+        logger.info({ directory, ...(also.length > 0 ? { also } : {}) }, 'watching for changes');
+      });
       const code = await primary.run();
       await watcher.close();
       return code;

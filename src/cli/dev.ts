@@ -1,3 +1,4 @@
+import { dirname, resolve } from 'node:path';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 
@@ -19,4 +20,17 @@ export function devBanner(config: ResolvedConfig, address: { host: string; port:
   if (!config.disableHealth) lines.push(`  health   ${api}/health`);
   if (config.metrics.enabled) lines.push(`  metrics  http://${host(config.metrics.host)}:${metricsPort}${config.metrics.path}`);
   return `\n${lines.join('\n')}\n\n`;
+}
+
+/**
+ * What `flotilla dev` watches besides the service's directory and the config
+ * file: `dev.watch` (by default `migrations`), resolved against the config
+ * file's directory as the config's other paths are.
+ *
+ * @example
+ * devWatchPaths(config, '/srv/app/app.yaml'); // ['/srv/app/migrations']
+ */
+export function devWatchPaths(config: ResolvedConfig, configFile: string): string[] {
+  const base = dirname(resolve(configFile));
+  return config.dev.watch.map((path) => resolve(base, path));
 }

@@ -498,6 +498,19 @@ export const CONFIG_SCHEMA = object(
           'Cluster mode: modules (paths relative to the YAML file) each worker imports before anything else (`--import`) and the service thread imports before the service: where an OpenTelemetry SDK is registered. Read once at start.',
       },
     ),
+    dev: object(
+      { default: present, description: "`flotilla dev` only: what it watches besides the service's folder and the config file." },
+      {
+        watch: strings(
+          { type: 'string', minLength: 1, maxLength: 1024 },
+          {
+            default: ['migrations'],
+            description:
+              "More folders or files for `flotilla dev` to watch, relative to the YAML file (one that does not exist yet is watched once it appears): a save there replaces the worker as a save of the service does, and the primary's `beforeServe` hooks (migrations) run again. Read once at start.",
+          },
+        ),
+      },
+    ),
     settings: {
       type: 'object',
       description:

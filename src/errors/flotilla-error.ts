@@ -89,6 +89,9 @@ export const FLOTILLA_ERRORS = {
     base: Error,
     message: 'coordination.url uses {scheme}:// and needs the {name} package, an optional dependency of flotilla: npm install {name}',
   },
+  // migrations
+  FLO_ERR_BAD_MIGRATE_OPTION: { base: TypeError, message: 'migrate(): {reason}' },
+  FLO_ERR_MIGRATIONS_DIRECTORY: { base: Error, message: "migrate(): cannot use the migrations at '{dir}': {reason}" },
   // metrics
   FLO_ERR_METRIC_CONFLICT: { base: TypeError, message: 'metric {name} is already registered {conflict}' },
   // services and the cluster

@@ -20,6 +20,7 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   metrics: ['app', 'primary', 'worker', 'cli'],
   scheduler: ['app', 'primary', 'worker', 'cli'],
   coordination: ['app', 'primary', 'worker', 'cli', 'ipc', 'cluster'],
+  migrations: ['app', 'primary', 'worker', 'cli', 'ipc', 'cluster', 'config', 'coordination'],
   utils: ['app', 'primary', 'worker', 'cli', 'ipc', 'config', 'cluster', 'coordination', 'errors', 'metrics', 'scheduler', 'i18n'],
 };
 

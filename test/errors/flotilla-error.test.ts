@@ -17,6 +17,7 @@ import { createError, FLOTILLA_ERRORS, FlotillaError, type FlotillaErrorCode } f
 import { KError } from '../../src/errors/k-error.ts';
 import * as flotilla from '../../src/index.ts';
 import { PromMetricsCollector } from '../../src/metrics/prom-collector.ts';
+import { migrate } from '../../src/migrations/migrate.ts';
 import { type CronJob, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
@@ -159,6 +160,9 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
     ]),
   FLO_ERR_BAD_CRON_EXPRESSION: () => new CronScheduler([{ name: 'report', cron: '61 * * * *', run }]),
   FLO_ERR_BAD_TIME_ZONE: () => new CronScheduler([], { timezone: 'Mars/Olympus' }),
+  FLO_ERR_BAD_MIGRATE_OPTION: () => migrate({ dir: scratch, database: 'postgres://db/app' as never }),
+  FLO_ERR_MIGRATIONS_DIRECTORY: () =>
+    migrate({ dir: directory('migrations', { 'books.sql': '' }), database: { query: async () => ({ rows: [] }) } }),
   FLO_ERR_METRIC_CONFLICT: () => {
     const registry = new Registry();
     new Gauge({ name: 'http_requests_total', help: 'not a counter', registers: [registry] });

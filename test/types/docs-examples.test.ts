@@ -56,14 +56,19 @@ declare class BooksController { routes(): import('flotilla').Route[] }
 declare class UsersController { routes(): import('flotilla').Route[] }
 declare class PartnersController { routes(): import('flotilla').Route[] }
 declare const passport: typeof import('passport');
+interface Tx {
+  query(sql: string, params?: unknown[]): Promise<unknown[]>;
+}
 interface Db {
   query(sql: string, params: unknown[], signal?: AbortSignal): Promise<unknown[]>;
+  exclusive<T>(lockKey: number, work: (tx: Tx) => Promise<T>): Promise<T>;
   close(signal: AbortSignal): Promise<void>;
 }
+declare const SEED_LOCK_KEY: number;
+declare function insertBooks(tx: Tx, books: unknown[]): Promise<void>;
 declare const db: Db;
 declare const BOOKS_SETTINGS: { type: 'object'; properties: { databaseUrl: { type: 'string' } } };
 declare function openDatabase(settings: unknown, options: { logger: unknown; primary: boolean }): Promise<Db>;
-declare function migrate(db: Db, options: { logger: unknown; seed(): unknown[] }): Promise<number>;
 declare function sampleBooks(count: number): unknown[];
 declare const id: number;
 declare const ctx: import('flotilla').Ctx;

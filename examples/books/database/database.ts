@@ -1,3 +1,5 @@
+import type { MigrationDatabase } from 'flotilla';
+
 /**
  * What the catalogue needs of a SQL database, implemented over the embedded
  * SQLite (`sqlite-database.ts`) and over PostgreSQL (`postgres-database.ts`).
@@ -13,6 +15,11 @@ export interface Database {
    * checked before it starts (see the guide, "Cancellation").
    */
   query<R>(sql: string, params?: readonly unknown[], signal?: AbortSignal): Promise<R[]>;
+  /**
+   * The driver's own handle, for flotilla's `migrate()`: the `pg` Pool, or the
+   * `node:sqlite` DatabaseSync (the file opened now, if it was not yet).
+   */
+  handle(): MigrationDatabase;
   /**
    * Runs `work` in one transaction holding the deployment-wide lock `lockKey`:
    * on PostgreSQL a transaction-scoped advisory lock (replicas starting

@@ -85,6 +85,10 @@ export class PostgresDatabase implements Database {
     }
   }
 
+  handle(): Pool {
+    return this.#pool;
+  }
+
   async exclusive<T>(lockKey: number, work: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.#pool.connect();
     let failed = false;

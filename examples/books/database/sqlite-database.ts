@@ -55,6 +55,10 @@ export class SqliteDatabase implements Database {
     return this.#run<R>(sql, params);
   }
 
+  handle(): DatabaseSync {
+    return this.#db;
+  }
+
   async exclusive<T>(_lockKey: number, work: (tx: Transaction) => Promise<T>): Promise<T> {
     // the write lock: another process migrating the same file waits (busy timeout), then sees the result
     this.#db.exec('BEGIN IMMEDIATE');
