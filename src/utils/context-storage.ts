@@ -5,7 +5,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * the request or the scheduled job's run the code is called in, kept by
  * `AsyncLocalStorage` across its awaits, timers and callbacks. A scope builds
  * its context on first read only (`context()`), so a request whose code never
- * asks pays one `run` and nothing more (bench/results/current-context*.md).
+ * asks pays one `run` and nothing more (bench/results/web-kit-cost.md).
  * It lives in utils so that the App and the scheduler, which know nothing of
  * each other, both enter it.
  *
