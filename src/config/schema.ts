@@ -207,11 +207,13 @@ export const CONFIG_SCHEMA = object(
           type: 'string',
           pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$",
           default: 'sid',
-          description: 'The name of the cookie holding the session id (`HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS and outside development).',
+          description:
+            'The name of the cookie holding the session id (`HttpOnly`, `SameSite=Lax`, `Secure` over HTTPS and outside development).',
         },
         maxBytes: int(64, 1_048_576, {
           default: 16_384,
-          description: "Most bytes of one session's data as JSON; a larger session is not saved and its request fails (500, logged with the size).",
+          description:
+            "Most bytes of one session's data as JSON; a larger session is not saved and its request fails (500, logged with the size).",
         }),
       },
     ),

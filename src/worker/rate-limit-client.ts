@@ -1,7 +1,7 @@
 import type { CounterStore, WindowCount } from '../coordination/counter-store.ts';
 import {
-  MAX_RATE_BATCH,
   MAX_MESSAGE_ID,
+  MAX_RATE_BATCH,
   msg,
   type RateLimitCountsMessage,
   type RateLimitHit,

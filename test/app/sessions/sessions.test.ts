@@ -1,9 +1,9 @@
 import { describe, type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Ctx } from '../../../src/app/core/ctx.ts';
+import type { KConfig } from '../../../src/config/types.ts';
 import { MemorySessionStore } from '../../../src/coordination/memory-session-store.ts';
 import type { SessionStore } from '../../../src/coordination/session-store.ts';
-import type { KConfig } from '../../../src/config/types.ts';
 import { controller, testApp } from '../../helpers/app.ts';
 
 const SECRET = 'a-session-secret-of-at-least-32-chars';
@@ -25,7 +25,14 @@ function sessionApp(config: KConfig = {}, store: SessionStore = new MemorySessio
           return { id: s.id };
         },
       },
-      { method: 'POST', path: '/logout', handler: async (ctx) => ((await session(ctx)).destroy(), null) },
+      {
+        method: 'POST',
+        path: '/logout',
+        handler: async (ctx) => {
+          (await session(ctx)).destroy();
+          return null;
+        },
+      },
       {
         method: 'POST',
         path: '/fail',
@@ -34,8 +41,22 @@ function sessionApp(config: KConfig = {}, store: SessionStore = new MemorySessio
           throw new Error('the handler failed after the change');
         },
       },
-      { method: 'POST', path: '/big', handler: async (ctx) => ((await session(ctx)).set('blob', 'x'.repeat(20_000)), null) },
-      { method: 'GET', path: '/twice', handler: async (ctx) => (await ctx.session()) === (await ctx.session()) },
+      {
+        method: 'POST',
+        path: '/big',
+        handler: async (ctx) => {
+          (await session(ctx)).set('blob', 'x'.repeat(20_000));
+          return null;
+        },
+      },
+      {
+        method: 'GET',
+        path: '/twice',
+        handler: async (ctx) => {
+          const first = await ctx.session();
+          return first === (await ctx.session());
+        },
+      },
       { method: 'GET', path: '/plain', handler: () => 'no session asked for' },
     ),
   );
@@ -104,7 +125,13 @@ describe('ctx.session()', () => {
   test('a forged, tampered or unsigned cookie is a new empty session, never a lookup of the given id', async (t: TestContext) => {
     const gets: string[] = [];
     const memory = new MemorySessionStore();
-    const spy: SessionStore = { ...bind(memory), get: (id) => (gets.push(id), memory.get(id)) };
+    const spy: SessionStore = {
+      ...bind(memory),
+      get: (id) => {
+        gets.push(id);
+        return memory.get(id);
+      },
+    };
     const { app } = sessionApp({}, spy);
     const real = sessionCookie((await app.inject({ method: 'POST', url: '/login/ada' })).headers)?.pair ?? '';
     const id = real.slice(4, 36);
@@ -162,7 +189,10 @@ describe('ctx.session()', () => {
     const { app } = sessionApp({ env: 'production' }, flaky);
     const cookie = sessionCookie((await app.inject({ method: 'POST', url: '/login/ada' })).headers)?.pair ?? '';
     broken = true;
-    for (const request of [{ url: '/whoami', headers: { cookie } }, { method: 'POST' as const, url: '/login/grace' }]) {
+    for (const request of [
+      { url: '/whoami', headers: { cookie } },
+      { method: 'POST' as const, url: '/login/grace' },
+    ]) {
       const response = await app.inject(request);
       t.assert.equal(response.statusCode, 503, request.url);
       t.assert.equal(response.json().code, 'SESSION_STORE_UNAVAILABLE');
