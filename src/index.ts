@@ -27,7 +27,7 @@ export { Group } from './app/core/group.ts';
 export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
 export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module } from './app/core/registrar.ts';
 export type { Repository, RequestContext } from './app/core/request-context.ts';
-export type { Handler, HttpMethod, JsonSchema, Middleware, Route, RouteSchema } from './app/core/route.ts';
+export type { Handler, HttpMethod, JsonSchema, Middleware, RequestHook, Route, RouteSchema } from './app/core/route.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export type { CheckResult, HealthReport } from './app/health/health.ts';
@@ -52,6 +52,7 @@ export {
 } from './app/typed/define-route.ts';
 export { type PageOf, type Paginated, paginated } from './app/typed/paginated.ts';
 export type { JsonSchemaToTs, ReplyType, SchemaType, TypeBoxProvider, TypeProvider } from './app/typed/type-provider.ts';
+export type { GroupOf, TypedGroup } from './app/typed/typed-group.ts';
 export { withTypeProvider } from './app/typed/with-type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
 export { loadConfig } from './config/load-file.ts';

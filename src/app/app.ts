@@ -55,6 +55,7 @@ import type { ConnectionSource } from './transport/connection-source.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './transport/start-hooks.ts';
+import type { GroupOf } from './typed/typed-group.ts';
 import { appHub } from './websocket/app-hub.ts';
 import { localTopics, publishedPayload } from './websocket/topic-transport.ts';
 import type { WebSocketHub } from './websocket/websocket-hub.ts';
@@ -282,16 +283,21 @@ export class App implements Registrar {
 
   /**
    * Routes under `prefix`, with middlewares run before each route's own; options first when given
-   * (`{ security, rateLimit }`, see {@link GroupOptions}).
+   * (`{ security, rateLimit, onRequest }`, see {@link GroupOptions}). The group is typed with what
+   * its middlewares and `onRequest` hooks declare (`Middleware<{ user: User }>`): its `route` and
+   * `defineRoute` read it in `ctx.state` (a `TypedGroup`).
    *
    * @example
    * const api = app.group('/api', { rateLimit: { max: 100, windowMs: 60_000 } }, authenticate);
+   * const notes = app.group('/notes', requireUser); // requireUser: Middleware<{ user: User }>
+   * notes.route({ method: 'GET', path: '/', handler: (ctx) => repo.list(ctx.state.user.id) }); // user: User
    */
-  group(prefix: string, ...args: GroupArgs): Group {
+  group<const Args extends GroupArgs>(prefix: string, ...args: Args): GroupOf<Args> {
     const { options, middlewares } = groupArgs(prefix, args);
     const add: AddRoute = (r, p, m, h, rateLimit) => this.#addRoute(r, p, m, h, { rateLimit });
     const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
-    return new Group(this, add, prefix, middlewares, [this.#requestHooks], options.security, rateLimit);
+    const hooks = [this.#requestHooks];
+    return new Group(this, add, prefix, middlewares, hooks, options.security, rateLimit, options.onRequest) as GroupOf<Args>;
   }
 
   /**

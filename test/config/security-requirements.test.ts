@@ -185,7 +185,10 @@ describe('security in the OpenAPI document', () => {
 
   test('an unknown group option is refused, naming it', async () => {
     const a = app();
-    assert.throws(() => a.group('/x', { securty: [] } as never), /group '\/x': unknown option 'securty' \(known: security, rateLimit\)/);
+    assert.throws(
+      () => a.group('/x', { securty: [] } as never),
+      /group '\/x': unknown option 'securty' \(known: security, rateLimit, onRequest\)/,
+    );
     assert.throws(() => a.group('/x').group('/y', { rateLimt: 1 } as never), /group '\/x\/y': unknown option 'rateLimt'/);
     await a.close();
   });

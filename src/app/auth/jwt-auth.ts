@@ -46,7 +46,7 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  *
  * @example
  * const auth = jwtAuth<{ sub: string; scope: string }>({ jwksUrl: 'https://id.example/.well-known/jwks.json', issuer: 'https://id.example/', audience: 'books' });
- * app.group('/api', { security: [{ bearer: [] }] }, ...).onRequest(auth);
+ * const api = app.group('/api', { security: [{ bearer: [] }], onRequest: [auth] });
  * // in a handler: auth.claims(ctx).sub
  */
 export function jwtAuth<C extends object = JWTPayload>(options: JwtAuthOptions): JwtAuth<C> {

@@ -27,7 +27,7 @@ export type AddRoute = (
   rateLimit: RateLimitPolicy | false | undefined,
 ) => void;
 
-const GROUP_OPTIONS: readonly string[] = ['security', 'rateLimit'] satisfies (keyof GroupOptions)[];
+const GROUP_OPTIONS: readonly string[] = ['security', 'rateLimit', 'onRequest'] satisfies (keyof GroupOptions)[];
 
 /**
  * Splits `group(prefix, …)`'s arguments into its options (a plain object first) and its middlewares.
@@ -46,6 +46,9 @@ export function groupArgs(prefix: string, args: GroupArgs): { options: GroupOpti
       });
     }
   }
+  if (first['onRequest'] !== undefined && !Array.isArray(first['onRequest'])) {
+    throw createError('FLO_ERR_BAD_GROUP_OPTION', { prefix: String(prefix), reason: "'onRequest' is a list of hooks" });
+  }
   return { options: first as GroupOptions, middlewares: rest as Middleware[] };
 }
 
@@ -60,6 +63,7 @@ export function groupArgs(prefix: string, args: GroupArgs): { options: GroupOpti
  * admin.registerController(new UsersController()); // GET /admin/users …
  * const api = app.group('/api', { security: [{ apiKey: [] }] }); // documented: every route needs the key
  * admin.group('/reports', audit).registerController(new ReportsController());
+ * admin.route({ method: 'GET', path: '/stats', handler: () => stats() }); // GET /admin/stats
  */
 export class Group implements Registrar {
   readonly prefix: string;
@@ -82,6 +86,7 @@ export class Group implements Registrar {
     hooks: HookChain = [],
     security?: readonly SecurityRequirement[],
     rateLimit: { option?: unknown; inherited?: RateLimitPolicy | false | undefined } = {},
+    onRequest: readonly RequestHook[] = [],
   ) {
     checkPrefix(prefix);
     for (const mw of middlewares) if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `group '${prefix}'` });
@@ -94,6 +99,7 @@ export class Group implements Registrar {
     this.prefix = prefix;
     this.middlewares = middlewares;
     this.security = security;
+    for (const hook of onRequest) this.onRequest(hook);
   }
 
   get config(): ResolvedConfig {
@@ -117,8 +123,21 @@ export class Group implements Registrar {
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes())
-      this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
+    for (const route of controller.routes()) this.route(route);
+  }
+
+  /**
+   * Registers one route under this group's prefix, middlewares and hooks. Through `app.group`, its
+   * handler is typed with the state the group's middlewares and hooks declare, its params and
+   * schemas as `defineRoute` types them (src/app/typed/typed-group.ts).
+   */
+  route(route: Route): void {
+    this.#add(this.#withSecurity(route), this.prefix, this.middlewares, this.#hooks, this.#rateLimit);
+  }
+
+  /** Returns `route` unchanged, to register later (`registerController`); typed as `route` is, through `app.group`. */
+  defineRoute(route: Route): Route {
+    return route;
   }
 
   /** Registers a module whose routes land under this group's prefix and middlewares. */
@@ -139,6 +158,7 @@ export class Group implements Registrar {
       this.#hooks,
       options.security ?? this.security,
       rateLimit,
+      options.onRequest,
     );
   }
 

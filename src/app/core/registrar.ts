@@ -33,7 +33,7 @@ export interface Registrar {
   readonly role: AppRole;
   registerController(controller: Controller): void;
   use(module: Module): void;
-  /** Routes under `prefix` and middlewares, options (`{ security, rateLimit }`) first when given. */
+  /** Routes under `prefix` and middlewares, options (`{ security, rateLimit, onRequest }`) first when given. */
   group(prefix: string, ...args: GroupArgs): Registrar;
   registerHealthChecker(checker: HealthChecker): void;
   registerScheduler(scheduler: Scheduler): void;
@@ -90,6 +90,7 @@ export interface Module {
  *
  * @example
  * const admin = app.group('/admin', { security: [{ bearer: [] }] }, requireAdmin);
+ * const notes = app.group('/notes', { onRequest: [loadUser] }); // loadUser: RequestHook<{ user: User }>
  */
 export interface GroupOptions {
   /**
@@ -102,6 +103,12 @@ export interface GroupOptions {
    * its own (see `Route.rateLimit`); `false`: none, not even the App's.
    */
   rateLimit?: RateLimitOptions | false;
+  /**
+   * `onRequest` hooks of the group's routes (and its subgroups'), run as `group.onRequest(hook)`
+   * runs them: after the App's and the enclosing groups'. A `RequestHook<S>` here types `S` in
+   * the state of the group's routes (see `app.group`).
+   */
+  onRequest?: readonly RequestHook[];
 }
 
 /**

@@ -18,7 +18,8 @@ export type { JsonSchema } from '../../utils/json-schema.ts';
  * after it on the way out. Not calling `next` ends the request: the middleware
  * must then respond (e.g. `ctx.ok(...)`) or throw. `Middleware<S>` declares
  * what it puts in `ctx.state`: a route listing it in its `middlewares` (with
- * `defineRoute`) reads those keys typed.
+ * `defineRoute`) reads those keys typed, and so do the routes of a group given
+ * it (`app.group('/notes', authenticate)`, with `group.route` or `group.defineRoute`).
  *
  * @example
  * const timing: Middleware = async (ctx, next) => {
@@ -48,12 +49,21 @@ export type Handler = (ctx: Ctx) => unknown;
  * answers 401 before any detail of a bad request reaches an anonymous client.
  * It ends the request by throwing (a `KError` is its problem) or by choosing a
  * reply (`ctx.status(401).send(…)`, `ctx.ok(…)`); otherwise the request goes on.
- * App-level hooks also run for a path no route matches.
+ * App-level hooks also run for a path no route matches. `RequestHook<S>`
+ * declares what it puts in `ctx.state`, as `Middleware<S>` does: given in a
+ * group's options (`app.group('/notes', { onRequest: [loadUser] })`), it types
+ * the state of the group's routes.
  *
  * @example
  * app.onRequest((ctx) => { if (ctx.headers.authorization !== expected) throw KError.unauthorized('who are you?') });
+ * const loadUser: RequestHook<{ user: User }> = async (ctx) => {
+ *   ctx.state.user = await users.fromToken(ctx.headers.authorization);
+ * };
  */
-export type RequestHook = (ctx: Ctx) => void | Promise<void>;
+// a method's parameters are compared both ways: a RequestHook<{ user: User }> is still a RequestHook
+export type RequestHook<S extends object = object> = {
+  hook(ctx: Ctx<Record<string, unknown>, Record<string, unknown>, IncomingHttpHeaders, unknown, RequestState & S>): void | Promise<void>;
+}['hook'];
 
 /**
  * Maps an error to what the client gets, before the default boundary turns it

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { Ctx, RequestState } from '../core/ctx.ts';
 import type { Middleware, Route } from '../core/route.ts';
+import type { StateOf } from './declared-state.ts';
 import type { NoSchemas, ParamsObject, PathParams, Scan, Simplify } from './path-params.ts';
 import type { JsonSchemaToTs, ReplyType, SchemaType, TypeProvider } from './type-provider.ts';
 
@@ -64,25 +65,8 @@ type HeadersOf<S, P extends TypeProvider> = S extends { readonly headers: infer 
 
 type BodyOf<S, P extends TypeProvider> = S extends { readonly body: infer X } ? SchemaType<X, P> : unknown;
 
-/** What the route's middlewares put in `ctx.state`, over the service's {@link RequestState}. */
-type StateOf<M> = [M] extends [readonly (infer Each)[]]
-  ? [AddedState<Each>] extends [never]
-    ? RequestState
-    : RequestState & UnionToIntersection<AddedState<Each>>
-  : RequestState;
-
-type AddedState<Each> = Each extends (ctx: infer C, ...rest: never) => unknown
-  ? C extends { readonly state: RequestState & infer S }
-    ? keyof S extends never
-      ? never
-      : S
-    : never
-  : never;
-
-type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
-
 /** The replies the `2xx` response schemas declare; `unknown` (anything) when there are none. */
-type SuccessReply<S, P extends TypeProvider> = S extends { readonly response: infer R }
+export type SuccessReply<S, P extends TypeProvider> = S extends { readonly response: infer R }
   ? { [K in keyof R]: `${K & (string | number)}` extends `2${string}` ? ReplyType<R[K], P> : never }[keyof R] extends infer Reply
     ? [Reply] extends [never]
       ? unknown
@@ -93,7 +77,8 @@ type SuccessReply<S, P extends TypeProvider> = S extends { readonly response: in
 /**
  * The `ctx` a typed route's handler receives: params from the path and
  * `schema.params`, query, headers and body from their schemas, state from
- * {@link RequestState} and the route's middlewares.
+ * `Base` (the service's {@link RequestState}, and what the route's group
+ * declares) and the route's middlewares.
  *
  * @example
  * type C = RouteCtx<'/books/:id', { params: typeof IdParams }>; // C['params']: { id: number }
@@ -103,7 +88,8 @@ export type RouteCtx<
   S = NoSchemas,
   M extends readonly Middleware<object>[] = [],
   P extends TypeProvider = JsonSchemaToTs,
-> = Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>;
+  Base = RequestState,
+> = Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M, Base>>;
 
 /**
  * What a typed handler may return: a reply matching one of the route's `2xx`
@@ -125,7 +111,8 @@ type ReturnedCtx = Ctx<unknown, unknown, unknown, unknown, unknown>;
 /**
  * A route as `defineRoute` takes it: a {@link Route} whose handler is typed from
  * its path, schemas and middlewares. `Reply` is what its handler must return
- * (`paginated()` sets it to the page).
+ * (`paginated()` sets it to the page); `Base` is the state before the route's
+ * middlewares (a group's `route` and `defineRoute` set it to the group's).
  *
  * @example
  * const route: RouteDefinition<'/books/:id'> = { method: 'GET', path: '/books/:id', handler: (ctx) => ({ id: ctx.params.id }) };
@@ -136,6 +123,7 @@ export interface RouteDefinition<
   M extends readonly Middleware<object>[] = [],
   P extends TypeProvider = JsonSchemaToTs,
   Reply = SuccessReply<S, P>,
+  Base = RequestState,
 > extends Omit<Route, 'path' | 'schema' | 'middlewares' | 'handler' | 'websocket'> {
   path: Path;
   schema?: S;
@@ -143,9 +131,12 @@ export interface RouteDefinition<
   middlewares?: M;
   // `Ctx<…>` spelled out rather than `RouteCtx<…>`: messages then show the types, not the schemas
   // optional only on a `websocket` route (see `Route.handler`)
-  handler?(ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M>>): HandlerResult<Reply>;
+  handler?(ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, BodyOf<S, P>, StateOf<M, Base>>): HandlerResult<Reply>;
   /** Makes this `GET` route a WebSocket endpoint (see `Route.websocket`), its `ctx` typed like the handler's. */
-  websocket?(socket: WebSocket, ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, unknown, StateOf<M>>): void | Promise<void>;
+  websocket?(
+    socket: WebSocket,
+    ctx: Ctx<ParamsOf<Path, S, P>, QueryOf<S, P>, HeadersOf<S, P>, unknown, StateOf<M, Base>>,
+  ): void | Promise<void>;
 }
 
 /**
