@@ -497,7 +497,7 @@ export const CONFIG_SCHEMA = object(
       {
         default: [],
         description:
-          'Cluster mode: modules (paths relative to the YAML file) each worker imports before anything else (`--import`) and the service thread imports before the service: where an OpenTelemetry SDK is registered. Read once at start.',
+          "Cluster mode: modules (paths relative to the YAML file) each worker's main thread imports before flotilla and the service (in its entry module, not with `--import`, which its watchdog thread would inherit), and the service thread before the service: where an OpenTelemetry SDK is registered. Each new worker and service thread reads the list as it starts (a reload's take a changed one).",
       },
     ),
     dev: object(
