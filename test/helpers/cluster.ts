@@ -23,6 +23,8 @@ export interface ClusterOptions {
   env?: Record<string, string>;
   /** The node binary of the primary and its workers (default: this process's). */
   execPath?: string;
+  /** Node flags of the primary (its workers inherit them), e.g. `--conditions=source` for a service importing `flotilla`. */
+  execArgv?: readonly string[];
 }
 
 /** Over the local defaults of `configYaml`: supervision fast enough for tests. */
@@ -51,7 +53,13 @@ export function clusterYaml(overrides: Record<string, unknown> = {}): string {
  */
 export function startCluster(t: TestContext, options: ClusterOptions = {}): ClusterProcess {
   const dir = tempFiles(t, { 'app.yaml': clusterYaml(options.config) });
-  const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), env: options.env, execPath: options.execPath });
+  const cluster = new ClusterProcess({
+    cli: CLI,
+    configFile: join(dir, 'app.yaml'),
+    env: options.env,
+    execPath: options.execPath,
+    execArgv: options.execArgv,
+  });
   t.after(() => cluster.kill());
   return cluster;
 }

@@ -28,6 +28,8 @@ test('a real browser logs in to the example through its front page form, and ano
   timeout: 120_000,
 }, async (t: TestContext) => {
   const cluster = await startCluster(t, {
+    // the example imports 'flotilla': its sources, not a build that may be missing or stale
+    execArgv: ['--conditions=source'],
     config: {
       service: BOOKS,
       serviceName: 'books',
