@@ -37,6 +37,7 @@ export type { Session, SessionData } from './app/sessions/session.ts';
 export type { StaticOptions } from './app/static/static-options.ts';
 export type { SseEvent, SseOptions } from './app/streams/sse.ts';
 export type { StreamSource } from './app/streams/stream-reply.ts';
+export type { InjectWebSocketOptions, WebSocketRefused } from './app/transport/inject-websocket.ts';
 export type { ShutdownHook } from './app/transport/shutdown.ts';
 export type { StartHook } from './app/transport/start-hooks.ts';
 export {
@@ -55,7 +56,7 @@ export type { JsonSchemaToTs, ReplyType, SchemaType, TypeBoxProvider, TypeProvid
 export type { GroupOf, TypedGroup } from './app/typed/typed-group.ts';
 export { withTypeProvider } from './app/typed/with-type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
-export { loadConfig } from './config/load-file.ts';
+export { type ConfigOverrides, type LoadConfigOptions, loadConfig } from './config/load-file.ts';
 export type { SecurityRequirement } from './config/security-requirements.ts';
 export type {
   ClusterConfig,
@@ -87,6 +88,7 @@ export type { Problem } from './errors/problem.ts';
 export type { Translator } from './i18n/translator.ts';
 export type { MetricsCollector, RequestMetric } from './metrics/metrics-collector.ts';
 export { PromMetricsCollector } from './metrics/prom-collector.ts';
+export { Counter, Gauge, Histogram, type Registry, Summary } from './metrics/user-metrics.ts';
 export {
   type MigrateOptions,
   type MigrateResult,

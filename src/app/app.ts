@@ -6,6 +6,7 @@ import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { DestinationStream, Logger } from 'pino';
 import { type Counter, Registry } from 'prom-client';
+import type { WebSocket } from 'ws';
 import { checkSecurity } from '../config/security-requirements.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
@@ -22,6 +23,7 @@ import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
+import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { compressionOf } from './compression/compression.ts';
 import { CookieSigner } from './cookies/cookie-signer.ts';
@@ -52,6 +54,7 @@ import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
 import { staticRoutes } from './static/serve-static.ts';
 import type { StaticOptions } from './static/static-options.ts';
 import type { ConnectionSource } from './transport/connection-source.ts';
+import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './transport/start-hooks.ts';
@@ -449,6 +452,27 @@ export class App implements Registrar {
   }
 
   /**
+   * Runs the registered job `name` (a `CronScheduler`'s, or any scheduler with `jobNames` and
+   * `runJob`) once, now, whether or not the App listens; resolves when the run finishes, rejects with
+   * the job's error. The run is the job's own as a fire's would be (its signal aborting at the
+   * shutdown deadline, `currentContext()`, never overlapping another run of the job: it waits for one
+   * going on), logged and counted once the schedulers are started. A name no scheduler has:
+   * `FLO_ERR_UNKNOWN_JOB`. A cluster worker runs no scheduler (the primary's service thread does):
+   * there it rejects with `FLO_ERR_JOB_NOT_RUNNABLE` (docs/guides/testing.md).
+   *
+   * @example
+   * app.registerScheduler(new CronScheduler([{ name: 'purge', cron: '0 0 3 * * *', run: purge }]));
+   * await app.runScheduled('purge'); // in a test: no waiting for 03:00
+   */
+  runScheduled(name: string): Promise<void> {
+    if (!this.#runSchedulers) {
+      const reason = 'this App runs no scheduler (runSchedulers: false; in a cluster worker, the primary runs them)';
+      return Promise.reject(createError('FLO_ERR_JOB_NOT_RUNNABLE', { name: JSON.stringify(name), reason }));
+    }
+    return runScheduledJob(this.#schedulers, name);
+  }
+
+  /**
    * Registers work to be done once per process tree before any request is served: a standalone App
    * runs the hooks in `listen`, in registration order, before it binds (a hook that throws makes
    * `listen` and `ready` reject); a cluster runs them in its primary's service thread, and its workers
@@ -480,6 +504,26 @@ export class App implements Registrar {
   inject(request: InjectOptions | string): Promise<InjectResponse> {
     // loaded on first use: production processes never inject, and every module adds to a worker's start-up
     return import('light-my-request').then(({ default: injectRequest }) => injectRequest(this.#handler, request));
+  }
+
+  /**
+   * Opens a WebSocket on `path` for a test, as `inject` runs a request: the upgrade request goes
+   * through the whole pipeline (hooks, validation, middlewares, the route's `websocket`) over a
+   * listener of its own on an ephemeral port of 127.0.0.1, closed once the handshake is answered; the
+   * App need not listen, and binds neither its `port` nor its metrics port. Resolves with the open
+   * `ws` WebSocket (its events held until the code after `await` has run, so a listener added then
+   * misses nothing); rejects with a `WebSocketRefused` (`statusCode`, `headers`, `body`) when the App
+   * answers anything else. Close the socket, or the App (1001).
+   *
+   * @example
+   * const socket = await app.injectWebSocket('/echo', { headers: { cookie } });
+   * socket.send('hi');
+   * const [reply] = await once(socket, 'message'); // from node:events
+   */
+  async injectWebSocket(path: string, options?: InjectWebSocketOptions): Promise<WebSocket> {
+    // loaded on first use, as inject's light-my-request: production processes never call it
+    const { injectWebSocket } = await import('./transport/inject-websocket.ts');
+    return injectWebSocket({ config: this.config, handler: this.#handler, upgrade: upgradeListener(this.#handler) }, path, options);
   }
 
   /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes or documented hooks were added since). */

@@ -78,7 +78,11 @@ export default defineService((app) => {
 });
 `;
 
-/** The test: the service on an App built from app.yaml, requests through \`app.inject\` (no socket). */
+/**
+ * The test: the service on an App built from app.yaml, requests through \`app.inject\` (no socket). It
+ * binds no port, the metrics port included, so it passes while \`flotilla dev\` runs in the same folder
+ * (test/integration/init-dev.test.ts).
+ */
 export const SERVICE_TEST_TS = `import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { App, loadConfig, type Page, type Problem } from 'flotilla';
@@ -86,10 +90,15 @@ import service, { type Item } from '../src/service.ts';
 
 const CONFIG = fileURLToPath(new URL('../app.yaml', import.meta.url));
 
-/** The App of app.yaml with the service set up; closed after the test. */
+/**
+ * The App of app.yaml with the service set up, closed after the test. Requests go through
+ * \`app.inject\`, without a socket; should a test listen (\`app.listen()\`, then \`await app.ready()\`),
+ * it gets a port the OS picks, and this App serves no metrics endpoint and traps no signal: a
+ * \`flotilla dev\` running beside it keeps its ports. More in flotilla's docs/guides/testing.md.
+ */
 async function serviceApp(t: TestContext): Promise<App> {
-  process.env['LOG_LEVEL'] ??= 'warn'; // no request lines in the test output
-  const app = new App(loadConfig(CONFIG));
+  const config = loadConfig(CONFIG, { overrides: { port: 0, host: '127.0.0.1', logging: { level: 'warn' } } });
+  const app = new App(config, { serveMetrics: false, handleSignals: false });
   t.after(() => app.close());
   await service(app);
   return app;
@@ -125,6 +134,17 @@ test('GET /health passes', async (t: TestContext) => {
   const health = res.json<{ status: string; checks: Record<string, { status: string }> }>();
   t.assert.strictEqual(health.status, 'pass');
   t.assert.strictEqual(health.checks['items']?.status, 'pass');
+});
+
+test('the App serves over a real socket too, on a port of its own', async (t: TestContext) => {
+  const app = await serviceApp(t);
+  const listening = app.listen(); // resolves once the App has closed (after the test)
+  t.after(() => listening);
+  const { port } = await app.ready();
+  const res = await fetch(\`http://127.0.0.1:\${port}/items?limit=1\`);
+
+  t.assert.strictEqual(res.status, 200);
+  t.assert.strictEqual(((await res.json()) as Page<Item>).data.length, 1);
 });
 `;
 

@@ -4,7 +4,7 @@ import { isRecord } from '../utils/is-record.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
 import type { UnsetTolerance } from './interpolate.ts';
 import { readYaml } from './read-yaml.ts';
-import type { ResolvedConfig } from './types.ts';
+import type { KConfig, ResolvedConfig } from './types.ts';
 import { markUnset } from './unset-settings.ts';
 import { adoptResolvedConfig, configProblems, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
@@ -42,6 +42,37 @@ export interface LoadOptions {
    * connect to nothing). Such a config must never serve. Default: an unset variable is a problem.
    */
   unsetSettings?: 'absent';
+  /** Merged over the file's values before validation: see {@link LoadConfigOptions.overrides}. */
+  overrides?: ConfigOverrides | undefined;
+}
+
+/**
+ * A part of a config, any key at any depth optional: what `loadConfig`'s `overrides` takes.
+ *
+ * @example
+ * const overrides: ConfigOverrides = { port: 0, logging: { level: 'warn' }, settings: { databaseUrl: 'postgres://test' } };
+ */
+export type ConfigOverrides = PartialDeep<KConfig>;
+
+/** Every key optional at any depth, `undefined` allowed (a key left `undefined` changes nothing); lists whole. */
+type PartialDeep<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: PartialDeep<T[K]> | undefined } : T;
+
+/**
+ * How `loadConfig` reads a file, for tests that build an App from the service's own config.
+ *
+ * @example
+ * loadConfig('app.yaml', { env: { PORT: '0' }, overrides: { logging: { level: 'warn' } } });
+ */
+export interface LoadConfigOptions {
+  /** The variables `${VAR}` and `${VAR:-default}` read, instead of `process.env` (default: `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Values merged over the file's before validation: objects key by key at any depth, anything else
+   * (a list, a string, a number) replacing the file's value; a key left `undefined` changes nothing.
+   * A value given here replaces the file's `${VAR}` too, so an unset variable under it is no problem.
+   * A problem in what they give is reported as `overrides: <key>: …`; the file's keep `file:line`.
+   */
+  overrides?: ConfigOverrides;
 }
 
 /**
@@ -61,7 +92,7 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   const servicePathOf = (service: string) => resolve(dirname(absolute), service);
   const lenient: UnsetTolerance | undefined = options.unsetSettings === 'absent' ? { under: 'settings', found: [] } : undefined;
   const text = readConfigText(file);
-  let config = checkConfigText(text, file, env, lenient, (value) => {
+  let config = checkConfigText(text, file, env, lenient, options.overrides, (value) => {
     const problems: ExtraProblem[] = [];
     const service = isRecord(value) ? value['service'] : undefined;
     if (typeof service === 'string' && service !== '') {
@@ -98,13 +129,17 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
 /**
  * The validated config of a YAML file, defaults applied, as `flotilla start`
  * reads it: for tests and scripts that build an App from the same file.
+ * `env` replaces `process.env` for the file's `${VAR}`s; `overrides` are merged
+ * over the file's values before validation (see {@link LoadConfigOptions}), so
+ * a test changes what it needs without touching `process.env`.
  * Throws a `ConfigError` naming file, line and key of every problem.
  *
  * @example
  * const app = new App(loadConfig('config/app.yaml'));
+ * const test = new App(loadConfig('app.yaml', { overrides: { port: 0, logging: { level: 'warn' } } }), { serveMetrics: false });
  */
-export function loadConfig(file: string): ResolvedConfig {
-  return loadConfigFile(file).config;
+export function loadConfig(file: string, options: LoadConfigOptions = {}): ResolvedConfig {
+  return loadConfigFile(file, options.env ?? process.env, { overrides: options.overrides }).config;
 }
 
 /**
@@ -116,7 +151,7 @@ export function loadConfig(file: string): ResolvedConfig {
  * const config = parseConfigText('port: ${PORT:-3000}\n', 'app.yaml', process.env); // config.port === 3000
  */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  return checkConfigText(text, file, env, undefined, () => []);
+  return checkConfigText(text, file, env, undefined, undefined, () => []);
 }
 
 /** A problem found beyond the schema, for a key of the config (located by the caller). */
@@ -125,31 +160,80 @@ interface ExtraProblem {
   message: string;
 }
 
-/** `parseConfigText`, plus the problems `extra` finds in the parsed value, all located and reported at once. */
+/**
+ * `parseConfigText`, plus `overrides` merged over the parsed value and the problems `extra` finds in
+ * it, all located (in the file, or in the overrides) and reported at once.
+ */
 function checkConfigText(
   text: string,
   file: string,
   env: NodeJS.ProcessEnv,
   lenient: UnsetTolerance | undefined,
+  overrides: ConfigOverrides | undefined,
   extra: (value: unknown) => ExtraProblem[],
 ): ResolvedConfig {
   if (text.length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
-  const { doc, lineCounter, problems, value } = readYaml(text, env, lenient);
+  const read = readYaml(text, env, lenient);
+  const { doc, lineCounter } = read;
+  // a value the overrides replace is not read from the file: its unset variable is no problem
+  const problems = read.problems.filter((p) => overrides === undefined || !replacedBy(overrides, p.path));
+  const value = overrides === undefined || read.value === undefined ? read.value : withOverrides(read.value, overrides);
+  const given: ConfigProblem[] = [];
   if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
   if (value !== undefined) {
     // a key the YAML reading already reported is not reported again by the validation (nor anything under it)
     const covered = new Set(problems.map((p) => pathKey(p.path)));
     for (const p of [...configProblems(value), ...extra(value)]) {
-      if (!p.path.some((_, i) => covered.has(pathKey(p.path.slice(0, i)))) && !covered.has(pathKey(p.path)))
-        problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
+      if (p.path.some((_, i) => covered.has(pathKey(p.path.slice(0, i)))) || covered.has(pathKey(p.path))) continue;
+      if (overrides !== undefined && givenBy(overrides, p.path))
+        given.push({ key: keyOf(p.path), path: [...p.path], message: p.message, file: 'overrides' });
+      else problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
     }
   }
-  if (problems.length > 0) {
+  if (problems.length > 0 || given.length > 0) {
     const line = (p: LocatedProblem) => Math.max(1, lineCounter.linePos(p.offset).line);
     const located = problems.map((p): ConfigProblem => ({ key: keyOf(p.path), path: p.path, message: p.message, file, line: line(p) }));
-    throw new ConfigError(located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+    throw new ConfigError([...given, ...located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0))]);
   }
   return resolveConfig(value);
+}
+
+/**
+ * `value` with `overrides` merged over it: plain objects key by key, anything else replacing; an
+ * `undefined` override changes nothing. Neither argument is changed.
+ */
+function withOverrides(value: unknown, overrides: unknown): unknown {
+  if (overrides === undefined) return value;
+  if (!isRecord(value) || !isRecord(overrides)) return overrides;
+  const merged: Record<string, unknown> = { ...value };
+  for (const [key, over] of Object.entries(overrides)) {
+    // defined, not assigned: a `__proto__` key stays a key (the validation names it), never a prototype
+    const base = Object.hasOwn(value, key) ? value[key] : undefined;
+    Object.defineProperty(merged, key, { value: withOverrides(base, over), enumerable: true, writable: true, configurable: true });
+  }
+  return merged;
+}
+
+/** Whether the overrides give a value at `path` or above it: a problem there is theirs. */
+function givenBy(overrides: unknown, path: readonly (string | number)[]): boolean {
+  let node = overrides;
+  for (const segment of path) {
+    if (!isRecord(node)) return true; // a list or a scalar replaced the file's value, with all below it
+    if (!Object.hasOwn(node, segment) || node[segment] === undefined) return false;
+    node = node[segment];
+  }
+  return true;
+}
+
+/** Whether the overrides replace the file's value at `path` (a value that is not an object merged into it, at or above it). */
+function replacedBy(overrides: unknown, path: readonly (string | number)[]): boolean {
+  let node = overrides;
+  for (const segment of path) {
+    if (!isRecord(node)) return true;
+    if (!Object.hasOwn(node, segment) || node[segment] === undefined) return false;
+    node = node[segment];
+  }
+  return node !== undefined && !isRecord(node);
 }
 
 /**

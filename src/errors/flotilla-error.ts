@@ -85,6 +85,8 @@ export const FLOTILLA_ERRORS = {
     message: 'CronScheduler: job "{name}" has an invalid cron expression {expression}: {reason}',
   },
   FLO_ERR_BAD_TIME_ZONE: { base: TypeError, message: 'CronScheduler: unknown time zone {timezone}' },
+  FLO_ERR_UNKNOWN_JOB: { base: Error, message: 'runScheduled({name}): no registered scheduler has a job of that name; {known}' },
+  FLO_ERR_JOB_NOT_RUNNABLE: { base: Error, message: 'runScheduled({name}): {reason}' },
   FLO_ERR_COORDINATION_CLIENT_MISSING: {
     base: Error,
     message: 'coordination.url uses {scheme}:// and needs the {name} package, an optional dependency of flotilla: npm install {name}',

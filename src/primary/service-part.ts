@@ -17,6 +17,7 @@ import type { TopicPayload } from '../coordination/replica-topics.ts';
 import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
+import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 
 /**
@@ -125,6 +126,11 @@ export class ServicePart implements Registrar {
   registerScheduler(scheduler: Scheduler): void {
     this.#schedulers.push(scheduler);
     this.onShutdown((signal) => (this.#running === undefined ? scheduler.stop(signal) : this.#running.stop(scheduler, signal)));
+  }
+
+  /** The registered job `name`, run once, now, here in the service thread: see `App.runScheduled`. */
+  runScheduled(name: string): Promise<void> {
+    return runScheduledJob(this.#schedulers, name);
   }
 
   onShutdown(hook: ShutdownHook): void {

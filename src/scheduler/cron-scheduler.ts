@@ -7,6 +7,7 @@ import { createError } from '../errors/flotilla-error.ts';
 import { type JobOutcome, type SchedulerMetrics, type SkipReason, schedulerMetrics } from '../metrics/scheduler-metrics.ts';
 import { runInScope } from '../utils/context-storage.ts';
 import { otel } from '../utils/otel-api.ts';
+import { describeJobs } from './run-scheduled.ts';
 import type { FireCoordinator, Scheduler, SchedulerEnv } from './scheduler.ts';
 
 const { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } = otel;
@@ -128,6 +129,38 @@ export class CronScheduler implements Scheduler {
     return [...this.#running.keys()];
   }
 
+  /** Names of every job, in the order given: what {@link runJob} (`app.runScheduled`) can run. */
+  get jobNames(): readonly string[] {
+    return this.#jobs.map((job) => job.name);
+  }
+
+  /**
+   * Runs the job `name` once, now, whatever its schedule (`app.runScheduled(name)` calls it): as a
+   * fire would, with its span, its scope (`currentContext()` gives `requestId` `job:<name>:<time>`),
+   * its log line and its count in the metrics once bound, but claiming no fire from the coordinator.
+   * Resolves when the run finishes; rejects with the job's error. Never overlaps the job's own runs:
+   * while one is going (a fire, another `runJob`), this waits for it to end, then runs; a fire that
+   * comes meanwhile is skipped as an overlap. Its signal aborts as a fire's does: when `stop(signal)`'s
+   * signal aborts (for an App, the shutdown deadline). Works before `start()`, not after `stop()`.
+   *
+   * @example
+   * await scheduler.runJob('daily-report'); // in a test: the report was written
+   */
+  async runJob(name: string): Promise<void> {
+    const job = this.#jobs.find((j) => j.name === name);
+    if (job === undefined) throw createError('FLO_ERR_UNKNOWN_JOB', { name: JSON.stringify(name), known: describeJobs(this.jobNames) });
+    for (let run = this.#running.get(name); run !== undefined; run = this.#running.get(name)) await run.done;
+    if (this.#state === 'stopped') {
+      throw createError('FLO_ERR_JOB_NOT_RUNNABLE', {
+        name: JSON.stringify(name),
+        reason: 'its scheduler has stopped (the App is shutting down)',
+      });
+    }
+    const date = new Date();
+    const ran = await this.#run(job, Object.freeze({ key: `${job.name}:${date.toISOString()}`, date }), true);
+    if (ran?.outcome === 'failure') throw ran.error;
+  }
+
   bind(env: SchedulerEnv): void {
     this.#logger = env.logger.child({ component: 'scheduler' });
     this.#coordinator = env.coordinator;
@@ -230,17 +263,31 @@ export class CronScheduler implements Scheduler {
       this.#skipped(job.name, fire.key, 'overlap');
       return;
     }
+    void this.#run(job, fire, false);
+  }
+
+  /**
+   * One run of `job`, recorded as running until it is over and reported; resolves with how it went,
+   * or `undefined` when reporting it threw. Never rejects.
+   */
+  #run(job: CronJob, fire: CronFire, manual: boolean): Promise<Ran | undefined> {
     const controller = new AbortController();
     const { promise: done, resolve } = Promise.withResolvers<void>();
     this.#running.set(job.name, { controller, done });
-    this.#execute(job, controller.signal, fire)
-      .then((ran) => {
-        this.#running.delete(job.name); // before reporting: once the outcome is logged, the job is not running
-        this.#report(job.name, fire.key, ran);
-      })
-      // a throwing logger, registry or tracer must never surface as an unhandled rejection
-      .catch(() => this.#running.delete(job.name))
-      .finally(resolve);
+    return (
+      this.#execute(job, controller.signal, fire)
+        .then((ran) => {
+          this.#running.delete(job.name); // before reporting: once the outcome is logged, the job is not running
+          this.#report(job.name, fire.key, ran, manual);
+          return ran;
+        })
+        // a throwing logger, registry or tracer must never surface as an unhandled rejection
+        .catch(() => {
+          this.#running.delete(job.name);
+          return undefined;
+        })
+        .finally(resolve)
+    );
   }
 
   async #execute(job: CronJob, signal: AbortSignal, fire: CronFire): Promise<Ran> {
@@ -272,14 +319,15 @@ export class CronScheduler implements Scheduler {
     }
   }
 
-  #report(job: string, fire: string, { outcome, error, durationMs: elapsed, span }: Ran): void {
+  #report(job: string, fire: string, { outcome, error, durationMs: elapsed, span }: Ran, manual: boolean): void {
     const durationMs = Math.round(elapsed * 1000) / 1000;
     this.#metrics?.runs.inc({ job, outcome });
     this.#metrics?.duration.observe({ job }, elapsed / 1000);
+    const how = manual ? { manual } : {};
     if (outcome === 'success') {
-      this.#logger.info({ job, fire, durationMs, outcome }, 'scheduled job succeeded');
+      this.#logger.info({ job, fire, durationMs, outcome, ...how }, 'scheduled job succeeded');
     } else {
-      this.#logger.error({ job, fire, durationMs, outcome, err: error }, 'scheduled job failed');
+      this.#logger.error({ job, fire, durationMs, outcome, ...how, err: error }, 'scheduled job failed');
       span?.recordException(error instanceof Error ? error : String(error));
       span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
     }

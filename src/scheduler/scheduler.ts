@@ -74,4 +74,11 @@ export interface Scheduler {
   bind?(env: SchedulerEnv): void;
   /** How replicas share it with `coordination.url` (see {@link SchedulerCoordination}); default `lease`. */
   readonly coordination?: SchedulerCoordination;
+  /** Optional, with `runJob`: the names of its jobs, which `app.runScheduled(name)` looks up. */
+  readonly jobNames?: readonly string[];
+  /**
+   * Optional, with `jobNames`: runs the job `name` once, now (`app.runScheduled(name)`); resolves when
+   * it finishes, rejects with its error. `CronScheduler` has both.
+   */
+  runJob?(name: string): Promise<void>;
 }

@@ -351,3 +351,75 @@ test('loadConfig gives the validated config of a file, as the CLI reads it', (t:
   writeFileSync(join(dir, 'bad.yaml'), 'serviceName: books\nport: eighty\n');
   t.assert.throws(() => loadConfig(join(dir, 'bad.yaml')), /bad\.yaml:2: port: /);
 });
+
+test('loadConfig(file, { env }) reads ${VAR} from env instead of process.env', (t: TestContext) => {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-load-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'app.yaml'), 'serviceName: ${NAME:-books}\nport: ${PORT}\n');
+  const config = loadConfig(join(dir, 'app.yaml'), { env: { PORT: '0' } });
+  t.assert.strictEqual(config.port, 0);
+  t.assert.strictEqual(config.serviceName, 'books', 'a variable env lacks takes its default, whatever process.env holds');
+  t.assert.throws(() => loadConfig(join(dir, 'app.yaml'), { env: {} }), /app\.yaml:2: port: .*PORT/);
+});
+
+test('loadConfig(file, { overrides }) merges them over the file before validation', (t: TestContext) => {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-load-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const yaml = [
+    'serviceName: books',
+    'port: ${PORT}', // unset: the override replaces it, so it is no problem
+    'logging:',
+    '  level: info',
+    '  requests: false',
+    'cors:',
+    '  origins: [https://a.example, https://b.example]',
+    'settings:',
+    '  pool: { max: 10, idleMs: 1000 }',
+    '',
+  ].join('\n');
+  writeFileSync(join(dir, 'app.yaml'), yaml);
+  const file = join(dir, 'app.yaml');
+  const before = JSON.stringify(process.env);
+
+  const config = loadConfig(file, {
+    env: {},
+    overrides: {
+      port: 0,
+      logging: { level: 'warn' },
+      cors: { origins: ['https://test.example'] },
+      settings: { pool: { max: 1 } },
+      host: undefined,
+    },
+  });
+  t.assert.strictEqual(config.port, 0);
+  t.assert.deepStrictEqual(
+    { level: config.logging.level, requests: config.logging.requests },
+    { level: 'warn', requests: false },
+    'objects merge key by key',
+  );
+  t.assert.deepStrictEqual(config.cors.origins, ['https://test.example'], 'a list replaces the file’s');
+  t.assert.deepStrictEqual(config.settings, { pool: { max: 1, idleMs: 1000 } }, 'at any depth');
+  t.assert.strictEqual(config.host, '0.0.0.0', 'an undefined override changes nothing');
+  t.assert.strictEqual(JSON.stringify(process.env), before, 'process.env untouched');
+  t.assert.strictEqual(loadConfig(file, { env: { PORT: '8080' } }).port, 8080, 'the file alone, again');
+});
+
+test("a problem in the overrides is named as theirs; the file's keep file:line; both reported at once", (t: TestContext) => {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-load-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'app.yaml'), 'serviceName: books\nport: 3000\nlogging:\n  levle: info\n');
+  const file = join(dir, 'app.yaml');
+  const overrides = { port: 70_000, metrics: { prot: 1 }, ['__proto__']: { polluted: true } } as never;
+  let error: unknown;
+  try {
+    loadConfig(file, { overrides });
+  } catch (caught) {
+    error = caught;
+  }
+  t.assert.ok(error instanceof ConfigError);
+  const where = error.problems.map((p) => `${p.file === file ? 'file' : p.file}:${p.line ?? '-'} ${p.key}`).sort();
+  t.assert.deepStrictEqual(where, ['file:4 logging.levle', 'overrides:- __proto__', 'overrides:- metrics.prot', 'overrides:- port']);
+  t.assert.match(error.message, /overrides: port: /);
+  t.assert.match(error.message, /app\.yaml:4: logging\.levle: unknown key/);
+  t.assert.strictEqual(({} as Record<string, unknown>)['polluted'], undefined, 'no prototype was touched');
+});

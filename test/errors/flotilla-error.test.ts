@@ -160,6 +160,12 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
     ]),
   FLO_ERR_BAD_CRON_EXPRESSION: () => new CronScheduler([{ name: 'report', cron: '61 * * * *', run }]),
   FLO_ERR_BAD_TIME_ZONE: () => new CronScheduler([], { timezone: 'Mars/Olympus' }),
+  FLO_ERR_UNKNOWN_JOB: () => {
+    const app = quietApp();
+    app.registerScheduler(new CronScheduler([{ name: 'report', cron: '0 0 6 * * *', run }]));
+    return app.runScheduled('reprot');
+  },
+  FLO_ERR_JOB_NOT_RUNNABLE: () => testApp({ logging: { level: 'silent' } }, { runSchedulers: false }).app.runScheduled('report'),
   FLO_ERR_BAD_MIGRATE_OPTION: () => migrate({ dir: scratch, database: 'postgres://db/app' as never }),
   FLO_ERR_MIGRATIONS_DIRECTORY: () =>
     migrate({ dir: directory('migrations', { 'books.sql': '' }), database: { query: async () => ({ rows: [] }) } }),

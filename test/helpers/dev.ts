@@ -16,12 +16,13 @@ export class Dev {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly #waiters = new Set<() => void>();
 
-  constructor(t: TestContext, dir: string) {
+  /** `env`: variables added to this process's own for `flotilla dev` (the project's `${VAR}`s). */
+  constructor(t: TestContext, dir: string, env: Record<string, string> = {}) {
     this.child = spawn(process.execPath, ['--conditions=source', CLI, 'dev', '--config', 'app.yaml'], {
       cwd: dir,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, NO_COLOR: '1' },
+      env: { ...process.env, NO_COLOR: '1', ...env },
     });
     const pid = this.child.pid;
     if (pid === undefined) throw new Error('could not spawn flotilla dev');

@@ -179,7 +179,7 @@ describe('installs from the docs', { concurrency: true, timeout: 900_000 }, () =
     t.assert.match(init.stdout, /wrote app\.yaml, src\/service\.ts, test\/service\.test\.ts, tsconfig\.json/);
 
     const tested = await run(dir, 'npm', ['test']);
-    t.assert.match(tested.stdout, /pass 3/);
+    t.assert.match(tested.stdout, /pass 4/);
     t.assert.match(tested.stdout, /fail 0/);
 
     const { typescript, '@types/node': types } = PKG.devDependencies;

@@ -16,6 +16,7 @@ const absent: Record<NotInThePrimary, true> = {
   listen: true,
   ready: true,
   inject: true,
+  injectWebSocket: true,
   openapi: true,
   metricsPort: true,
   requestRoutes: true,

@@ -65,3 +65,25 @@ test('an App from the bundle validates (formats too), serializes with its respon
   t.assert.strictEqual((bad.json() as { code: string }).code, 'VALIDATION_FAILED');
   await app.close();
 });
+
+test("the bundle exports the metric classes it runs: a user's Counter is its own kind, a second prom-client's is not", async (t: TestContext) => {
+  const { dir } = bundled(t);
+  const flotilla = (await import(pathToFileURL(join(dir, 'index.js')).href)) as typeof import('../../src/index.ts');
+  const prom = (await import('prom-client')) as typeof import('prom-client');
+  t.assert.notStrictEqual(flotilla.Counter, prom.Counter, "prom-client is inside the bundle: a project's own is another copy");
+  const app = new flotilla.App({ logging: { level: 'silent' } });
+  // the bundle's Registry (exported as a type only), as app.registry has it
+  const Registry = app.registry.constructor as new () => typeof app.registry;
+  const labelNames = ['method', 'route', 'status'];
+
+  // a counter registered under the request counter's name first is fed, if it is a Counter of flotilla's copy
+  const registry = new Registry();
+  const mine = new flotilla.Counter({ name: 'http_requests_total', help: 'mine', labelNames, registers: [registry] });
+  new flotilla.PromMetricsCollector(registry).recordRequest({ method: 'GET', route: '/x', status: 200, durationMs: 1 });
+  t.assert.strictEqual((await mine.get()).values[0]?.value, 1);
+
+  const other = new Registry();
+  other.registerMetric(new prom.Counter({ name: 'http_requests_total', help: 'foreign', labelNames, registers: [] }) as never);
+  t.assert.throws(() => new flotilla.PromMetricsCollector(other), { code: 'FLO_ERR_METRIC_CONFLICT' });
+  await app.close();
+});

@@ -72,6 +72,8 @@ declare function openDatabase(settings: unknown, options: { logger: unknown; pri
 declare function sampleBooks(count: number): unknown[];
 declare const id: number;
 declare const ctx: import('flotilla').Ctx;
+declare const service: (app: import('flotilla').App) => void | Promise<void>;
+declare function serviceApp(t: import('node:test').TestContext): Promise<import('flotilla').App>;
 `;
 
 /** The fenced blocks of a language in every document, with the file and line of their opening fence. */

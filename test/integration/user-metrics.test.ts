@@ -1,0 +1,59 @@
+import { join } from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import { get, sample, scrapeUntil, startCluster, tempFiles } from '../helpers/cluster.ts';
+
+/**
+ * A service's own metric made with the classes `flotilla` re-exports (no `prom-client` import: the
+ * project need not install it) and registered in `app.registry`: one scrape of the primary sums it
+ * over the workers, like the request metrics.
+ */
+
+const INDEX = pathToFileURL(join(import.meta.dirname, '../../src/index.ts')).href;
+
+const SERVICE = `import { Counter, Gauge, Histogram, Summary, defineService } from '${INDEX}';
+
+export default defineService((app) => {
+  const orders = new Counter({ name: 'shop_orders_total', help: 'Orders placed.', labelNames: ['kind'], registers: [app.registry] });
+  const sizes = new Histogram({ name: 'shop_order_items', help: 'Items per order.', buckets: [1, 5], registers: [app.registry] });
+  new Summary({ name: 'shop_order_seconds', help: 'Time to place an order.', registers: [app.registry] });
+  new Gauge({ name: 'shop_open_carts', help: 'Carts open.', registers: [app.registry] });
+  app.registerController({
+    routes: () => [
+      {
+        method: 'GET',
+        path: '/order',
+        handler: () => {
+          orders.inc({ kind: 'web' });
+          sizes.observe(2);
+          return { pid: process.pid };
+        },
+      },
+    ],
+  });
+});
+`;
+
+const ORDERS = 30;
+
+test('a Counter made with flotilla’s re-export lands in the cluster’s sum over 2 workers', async (t: TestContext) => {
+  const dir = tempFiles(t, { 'service.ts': SERVICE });
+  const cluster = startCluster(t, { config: { service: join(dir, 'service.ts') } });
+  const { appPort, metricsPort } = await cluster.ready();
+
+  const pids = new Set<number>();
+  for (let i = 0; i < ORDERS; i++) {
+    const reply = await get(appPort, '/order');
+    t.assert.strictEqual(reply.status, 200, reply.body);
+    pids.add((JSON.parse(reply.body) as { pid: number }).pid);
+  }
+  t.assert.strictEqual(pids.size, 2, 'the orders were spread over both workers, so the total is a sum');
+
+  const text = await scrapeUntil(metricsPort, (body) => sample(body, 'shop_orders_total{kind="web"}') === ORDERS);
+  t.assert.strictEqual(sample(text, 'shop_orders_total{kind="web"}'), ORDERS);
+  t.assert.strictEqual(sample(text, 'shop_order_items_count'), ORDERS, 'a Histogram is summed too');
+  t.assert.strictEqual(sample(text, 'shop_order_items_bucket{le="1"}'), 0);
+  t.assert.strictEqual(sample(text, 'shop_order_items_bucket{le="5"}'), ORDERS);
+  t.assert.match(text, /^# TYPE shop_order_seconds summary$/m, 'a Summary is there');
+  t.assert.match(text, /^# TYPE shop_open_carts gauge$/m, 'a Gauge is there');
+});
