@@ -28,6 +28,7 @@ export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-poli
 export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module } from './app/core/registrar.ts';
 export type { Repository, RequestContext } from './app/core/request-context.ts';
 export type { Handler, HttpMethod, JsonSchema, Middleware, RequestHook, Route, RouteSchema } from './app/core/route.ts';
+export type { RouteProblem } from './app/core/route-problems.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { OpenApiDocument } from './app/docs/openapi.ts';
 export type { CheckResult, HealthReport } from './app/health/health.ts';

@@ -52,6 +52,7 @@ export class BooksController implements Controller {
         description: 'One book of the catalogue by its id; 404 when there is none.',
         tags: ['books'],
         schema: { params: ID_PARAMS, response: { 200: BOOK_SCHEMA } },
+        problems: [{ status: 404, code: 'NOT_FOUND', description: 'no book has this id' }],
         handler: async (ctx) => {
           const { id } = ctx.params; // a number: the schema coerces it
           const book = await this.#repo.findById(ctx.context(), id);
@@ -69,6 +70,8 @@ export class BooksController implements Controller {
         security: [{ apiKey: [] }],
         middlewares: [this.#requireApiKey],
         schema: { body: NEW_BOOK_SCHEMA, response: { 201: BOOK_SCHEMA } },
+        // what the handler throws (database/database-errors.ts): the 401 of the key, 400, 413, 415… are flotilla's own
+        problems: [{ status: 409, code: 'CONFLICT', description: 'a book with this ISBN exists' }],
         handler: async (ctx) => {
           const book = await this.#repo.create(ctx.context(), ctx.body); // the body is a NewBook
           this.#created(book);

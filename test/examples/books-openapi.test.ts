@@ -68,6 +68,21 @@ test('the example document declares its security: the create route its API key, 
   assert.equal(doc.paths['/api/books']?.['get']?.security, undefined, 'public: the document default applies');
 });
 
+test("the example document names the statuses the service answers: its create route's 401 and 409, and a limit it reduces", () => {
+  const doc = JSON.parse(readFileSync(document, 'utf8')) as {
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { description: string }>; parameters?: { name: string; schema: object }[] }>
+    >;
+  };
+  const create = doc.paths['/api/books']?.['post']?.responses ?? {};
+  assert.deepEqual(Object.keys(create), ['201', '400', '401', '403', '404', '409', '413', '415', '503', 'default']);
+  assert.equal(create['409']?.description, 'Conflict: `CONFLICT` (a book with this ISBN exists)');
+  assert.match(create['401']?.description ?? '', /`UNAUTHORIZED`/);
+  const limit = doc.paths['/api/books']?.['get']?.parameters?.find((p) => p.name === 'limit');
+  assert.deepEqual(limit?.schema, { type: 'integer', minimum: 1, default: 20 }, 'no maximum: ?limit=1000 is served');
+});
+
 test('the Zod route is documented from its schemas, its recursive type as a component', () => {
   const doc = JSON.parse(readFileSync(document, 'utf8')) as {
     paths: Record<

@@ -5,10 +5,19 @@ export type Encoding = 'zstd' | 'br' | 'gzip';
 const QVALUE = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/i;
 
 /**
+ * The codings `*` stands for, most widely decodable first: a client that accepts "any coding"
+ * (Prism's proxy, node-fetch, many HTTP libraries' default) decodes gzip for sure, Brotli often,
+ * zstd rarely yet; zstd is chosen only for a client that names it.
+ */
+const WILDCARD: readonly Encoding[] = ['gzip', 'br'];
+
+/**
  * The encoding of a reply, negotiated from the request's `Accept-Encoding`
  * (RFC 9110 §12.5.3) among `offered` (the server's order of preference):
  * the coding with the highest q-value, the server's order breaking ties;
- * `*` stands for every coding the header does not name; `x-gzip` is `gzip`;
+ * `*` stands for the codings the header does not name, gzip first, then
+ * Brotli, never zstd (which a client gets only by naming it), and a coding the
+ * header names wins a tie with one `*` stands for; `x-gzip` is `gzip`;
  * unknown codings and malformed entries are ignored. `identity` (no
  * compression) when the header is absent or empty, when nothing offered is
  * acceptable, or when the client weighs `identity` above the best coding (an
@@ -19,6 +28,7 @@ const QVALUE = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/i;
  *
  * @example
  * negotiateEncoding('gzip, deflate, br, zstd', ['zstd', 'br', 'gzip']); // 'zstd'
+ * negotiateEncoding('*', ['zstd', 'br', 'gzip']);                         // 'gzip'
  * negotiateEncoding('br;q=0.5, gzip', ['zstd', 'br', 'gzip']);           // 'gzip'
  * negotiateEncoding('*;q=0.1, identity;q=0', ['br']);                      // 'br'
  * negotiateEncoding('gzip;q=0.4, identity', ['gzip']);                     // 'identity'
@@ -46,14 +56,23 @@ export function negotiateEncoding(header: string | undefined, offered: readonly 
     }
     if (!malformed && !weights.has(name)) weights.set(name, q);
   }
-  const any = weights.get('*');
   let best: Encoding | undefined;
   let bestQ = 0;
+  // the codings named, in the server's order, then those `*` stands for, in its order: the first of the highest weight wins
   for (const encoding of offered) {
-    const q = weights.get(encoding) ?? any ?? 0;
+    const q = weights.get(encoding) ?? 0;
     if (q > bestQ) {
       best = encoding;
       bestQ = q;
+    }
+  }
+  const any = weights.get('*');
+  if (any !== undefined) {
+    for (const encoding of WILDCARD) {
+      if (offered.includes(encoding) && !weights.has(encoding) && any > bestQ) {
+        best = encoding;
+        bestQ = any;
+      }
     }
   }
   if (best === undefined) return 'identity';

@@ -71,6 +71,8 @@ export interface DocumentedRoute extends Omit<Route, 'schema' | 'paginated'> {
   paginated?: { item: JsonSchema };
   /** What the `onRequest` hooks guarding it tell the document (see src/utils/hook-docs.ts). */
   guards?: readonly HookDocs[];
+  /** The rate limit in force (its own, else its group's or the App's): the document's 429. */
+  rateLimited?: { readonly max: number; readonly windowMs: number };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { StandardSchemaV1 } from '../../utils/standard-schema.ts';
 import type { BodyKind, FormLimits, MultipartOptions } from '../bodies/index.ts';
 import type { Ctx, RequestState } from './ctx.ts';
 import type { RateLimitOptions } from './rate-limit-policy.ts';
+import type { RouteProblem } from './route-problems.ts';
 
 /** HTTP methods a route may declare. */
 export const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] as const;
@@ -174,6 +175,14 @@ export interface Route {
    * Documentation only: the check itself is the route's middleware or hook.
    */
   security?: readonly SecurityRequirement[];
+  /**
+   * The problems the handler (or the route's middlewares) may answer with, for the OpenAPI document:
+   * registered codes (`'CONFLICT'`), `{ status, code, description }` for a code of the service's own,
+   * or bare statuses (`409`). Each status becomes a problem response naming its codes. What flotilla
+   * answers itself (validation, credentials, size, rate limits, overload…) is documented without it.
+   * Documentation only: a `schema.response` of the same status wins.
+   */
+  problems?: readonly RouteProblem[];
   /** Largest accepted body for this route, in bytes (default: `limits.bodyBytes`). */
   bodyLimit?: number;
   /**

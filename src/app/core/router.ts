@@ -10,6 +10,7 @@ import { compose, type RouteRun } from './compose.ts';
 import type { Ctx, ResponseSerializer } from './ctx.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, joinPath, type Middleware, type Route } from './route.ts';
+import { routeProblemsProblem } from './route-problems.ts';
 import { type DocumentedRoute, documentedRoute, resolveRouteSchemas } from './route-schemas.ts';
 import { checkHook, type HookChain } from './seams.ts';
 import { compileSerializer } from './serializer.ts';
@@ -165,7 +166,10 @@ export class Router {
       this.#autoHead.add(`HEAD ${full.path}`);
     }
     if (registration.mount === true && full.path.endsWith('/*')) this.#mounts.push(full.path.slice(0, -1));
-    this.#routes.push(documentedRoute(full, schemas));
+    const documented = documentedRoute(full, schemas);
+    // the limit in force, its own or inherited: the document's 429
+    if (limit !== undefined && policy) documented.rateLimited = { max: policy.max, windowMs: policy.windowMs };
+    this.#routes.push(documented);
     this.#chains.push(entry.hooks);
     this.#version++;
   }
@@ -278,6 +282,8 @@ function checkRoute(route: Route): void {
     if (typeof mw !== 'function') throw createError('FLO_ERR_BAD_MIDDLEWARE', { owner: `route ${where}` });
   }
   for (const hook of route.onRequest ?? []) checkHook(hook, `the onRequest of route ${where}`);
+  const problems = routeProblemsProblem(route.problems);
+  if (problems !== undefined) throw createError('FLO_ERR_BAD_ROUTE_OPTION', { route: where, reason: problems });
   const timeout = route.timeoutMs;
   if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 0 && timeout <= MAX_TIMEOUT_MS)) {
     throw createError('FLO_ERR_BAD_ROUTE_OPTION', {

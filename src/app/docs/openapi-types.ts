@@ -33,7 +33,20 @@ export type OpenApiContent = Record<string, { schema?: JsonSchema; [key: string]
  */
 export interface OpenApiResponse {
   description: string;
+  headers?: Record<string, OpenApiHeader>;
   content?: OpenApiContent;
+}
+
+/**
+ * An OpenAPI 3.1 header object (a response's `headers`).
+ *
+ * @example
+ * { description: 'Seconds to wait before trying again', required: true, schema: { type: 'integer', minimum: 0 } }
+ */
+export interface OpenApiHeader {
+  description?: string;
+  required?: boolean;
+  schema: JsonSchema;
 }
 
 /**

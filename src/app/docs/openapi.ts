@@ -4,6 +4,7 @@ import type { DocumentedRoute } from '../core/route-schemas.ts';
 import { hoistDefs } from './hoist-defs.ts';
 import type { OpenApiDocument, OpenApiMethod, OpenApiOperation, OpenApiParameter, OpenApiPathItem } from './openapi-types.ts';
 import { parametersOf } from './parameters.ts';
+import type { ProblemContext } from './problem-responses.ts';
 import { PROBLEM_SCHEMA, VALIDATION_ISSUE_SCHEMA } from './problem-schema.ts';
 import { pruneSchemas } from './prune-schemas.ts';
 import { requestBodyOf, responsesOf } from './responses.ts';
@@ -19,7 +20,9 @@ export type { OpenApiDocument } from './openapi-types.ts';
  * `components.securitySchemes`, `docs.security` its default `security`, and a
  * route's `security` its operation's; one that names an undeclared scheme throws
  * `FLO_ERR_BAD_SECURITY`. A route a `jwtAuth` hook guards requires the bearer scheme unless it says
- * otherwise, and documents its 401. Component schemas no operation refers to are left out.
+ * otherwise. Each operation documents the problems flotilla answers it with (its 401 and 403, 413,
+ * 415, 429, 503…: see problem-responses.ts) and those its route declares (`problems`). Component
+ * schemas no operation refers to are left out.
  *
  * @example
  * const doc = buildOpenApi(resolveConfig({ docs: { title: 'Books' } }), routes);
@@ -46,6 +49,12 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Documented
   }
 
   const bearer = bearerSchemeOf(doc, schemes);
+  const context: ProblemContext = {
+    csrf: config.csrf.enabled,
+    security: docs.security,
+    bodyBytes: config.limits.bodyBytes,
+    handlerMs: config.timeouts.handlerMs,
+  };
   const getPaths = new Set(routes.filter((r) => r.method === 'GET').map((r) => r.path));
   const operationIds = new Set<string>();
   for (const route of routes) {
@@ -56,7 +65,7 @@ export function buildOpenApi(config: ResolvedConfig, routes: readonly Documented
       const method = route.method.toLowerCase() as OpenApiMethod;
       const id = unique(route.operationId ?? operationIdOf(method, template), operationIds);
       const item: OpenApiPathItem = doc.paths[template] ?? {};
-      item[method] = operation(route, id, parametersOf(route, params), bearer);
+      item[method] = operation(route, id, parametersOf(route, params), bearer, context);
       doc.paths[template] = item;
     }
   }
@@ -97,7 +106,13 @@ function bearerSchemeOf(doc: OpenApiDocument, schemes: ResolvedConfig['docs']['s
 
 const BEARER_SCHEME = 'bearerAuth';
 
-function operation(route: DocumentedRoute, operationId: string, parameters: OpenApiParameter[], bearer: () => string): OpenApiOperation {
+function operation(
+  route: DocumentedRoute,
+  operationId: string,
+  parameters: OpenApiParameter[],
+  bearer: () => string,
+  context: ProblemContext,
+): OpenApiOperation {
   const op: OpenApiOperation = { operationId, responses: {} };
   if (route.summary !== undefined) op.summary = route.summary;
   if (route.description !== undefined) op.description = route.description;
@@ -106,7 +121,7 @@ function operation(route: DocumentedRoute, operationId: string, parameters: Open
   if (parameters.length > 0) op.parameters = parameters;
   const requestBody = requestBodyOf(route);
   if (requestBody !== undefined) op.requestBody = requestBody;
-  op.responses = responsesOf(route);
+  op.responses = responsesOf(route, context);
   if (route.security !== undefined) op.security = route.security.map((requirement) => ({ ...requirement }));
   else if (route.guards?.some((g) => g.bearer)) op.security = [{ [bearer()]: [] }];
   if (route.websocket !== undefined) op['x-websocket'] = { protocols: [...(route.protocols ?? [])] };

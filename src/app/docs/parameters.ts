@@ -44,8 +44,9 @@ const PAGE_PARAMETERS: readonly OpenApiParameter[] = [
     name: 'limit',
     in: 'query',
     required: false,
-    description: `Items per page; a larger value is reduced to ${PAGE_DEFAULTS.maxLimit}.`,
-    schema: { type: 'integer', minimum: 1, maximum: PAGE_DEFAULTS.maxLimit, default: PAGE_DEFAULTS.limit },
+    // no `maximum`: a larger value is valid, and served with the largest page (a validating client must not refuse it)
+    description: `Items per page, at most ${PAGE_DEFAULTS.maxLimit}: a larger value is reduced to ${PAGE_DEFAULTS.maxLimit} (the page's \`limit\` says which was used).`,
+    schema: { type: 'integer', minimum: 1, default: PAGE_DEFAULTS.limit },
   },
 ];
 

@@ -5,20 +5,21 @@ import type { DocumentedRoute } from '../core/route-schemas.ts';
 import { pageSchema } from '../pagination/page.ts';
 import { upgradesOnly } from '../websocket/websocket-route.ts';
 import type { OpenApiContent, OpenApiResponse } from './openapi-types.ts';
+import { type ProblemContext, problemResponsesOf } from './problem-responses.ts';
 import { problemResponse } from './problem-schema.ts';
 
 /**
  * The responses of an operation: the route's `schema.response` as
  * `application/json` (a paginated route's 200 defaulting to the page
- * envelope, a 200 "OK" when no success response is declared), plus the
- * problem responses flotilla itself may answer with: 400 when anything of the
- * request is checked, 404, 413/415 when there is a body, and `default` (500).
- * Declared responses are never overridden.
+ * envelope, a 200 "OK" when no success response is declared), the problem
+ * responses flotilla itself may answer with and those the route declares
+ * (`problems`: see problem-responses.ts), and `default` (500). Declared
+ * responses are never overridden.
  *
  * @example
- * responsesOf({ method: 'GET', path: '/', handler }); // { 200: { description: 'OK' }, 404: …, default: … }
+ * responsesOf({ method: 'GET', path: '/', handler }, context); // { 200: { description: 'OK' }, 404: …, 503: …, default: … }
  */
-export function responsesOf(route: DocumentedRoute): Record<string, OpenApiResponse> {
+export function responsesOf(route: DocumentedRoute, context: ProblemContext): Record<string, OpenApiResponse> {
   const responses: Record<string, OpenApiResponse> = {};
   for (const [key, schema] of Object.entries(route.schema?.response ?? {})) {
     const code = statusKey(key);
@@ -30,26 +31,15 @@ export function responsesOf(route: DocumentedRoute): Record<string, OpenApiRespo
   if (route.websocket !== undefined) {
     responses['101'] ??= { description: 'Switching Protocols: a WebSocket (see x-websocket)' };
     if (upgradesOnly(route))
-      responses['426'] ??= problemResponse('Upgrade Required: a WebSocket endpoint, open it with Upgrade: websocket');
+      responses['426'] ??= problemResponse(
+        'Upgrade Required: `UPGRADE_REQUIRED` (a WebSocket endpoint: open it with `Upgrade: websocket`)',
+      );
   }
   if (!Object.keys(responses).some((code) => /^[123]/.test(code))) responses['200'] = { description: 'OK' };
 
-  const s = route.schema;
-  const checksInput =
-    s?.params !== undefined ||
-    s?.querystring !== undefined ||
-    s?.headers !== undefined ||
-    s?.cookies !== undefined ||
-    s?.body !== undefined;
-  if (checksInput || route.paginated !== undefined) responses['400'] ??= problemResponse('Bad Request: the request failed validation');
-  if (route.guards?.some((g) => g.bearer))
-    responses['401'] ??= problemResponse('Unauthorized: the bearer token is missing, invalid or expired (WWW-Authenticate: Bearer)');
-  responses['404'] ??= problemResponse('Not Found');
   const body = requestBodyOf(route);
-  if (body !== undefined) {
-    responses['413'] ??= problemResponse('Payload Too Large: the body exceeds the size limit');
-    responses['415'] ??= problemResponse(`Unsupported Media Type: the body must be ${Object.keys(body.content).join(' or ')}`);
-  }
+  const problems = problemResponsesOf(route, context, body && { mediaTypes: Object.keys(body.content) });
+  for (const [code, response] of Object.entries(problems)) responses[code] ??= response;
   responses['default'] ??= problemResponse('Unexpected error (500 Internal Server Error)');
   return responses;
 }

@@ -83,8 +83,11 @@ export function webSocketHandler(route: Route, hub: () => WebSocketHub, attach: 
     const upgrade = upgrades.get(ctx.req);
     if (upgrade === undefined) {
       if (plain !== undefined) return plain(ctx);
+      // `Connection` names the upgrade (RFC 9110 §7.8), and keeps a close the client asked for: node:http keeps a
+      // connection open when a reply's Connection says nothing of closing, and its parser refuses what comes next
+      const connection = ctx.res.shouldKeepAlive ? 'Upgrade' : 'Upgrade, close';
       throw KError.of('UPGRADE_REQUIRED', `${ctx.path} is a WebSocket endpoint: open it with Upgrade: websocket`, {
-        headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+        headers: { Upgrade: 'websocket', Connection: connection },
       });
     }
     const sockets = hub();

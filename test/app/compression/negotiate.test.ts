@@ -39,14 +39,25 @@ describe('negotiateEncoding', () => {
     assert.equal(negotiateEncoding('identity;q=0', ALL), 'identity');
   });
 
-  test('*: every coding not named', () => {
-    assert.equal(negotiateEncoding('*', ALL), 'zstd');
+  test('*: the codings not named, the most widely decodable first: gzip, then Brotli, never zstd', () => {
+    // Prism's proxy (node-fetch) sends `*` and decodes no zstd: "any coding" gets gzip
+    assert.equal(negotiateEncoding('*', ALL), 'gzip');
+    assert.equal(negotiateEncoding('*', ['zstd', 'br']), 'br');
+    assert.equal(negotiateEncoding('*', ['zstd']), 'identity');
     assert.equal(negotiateEncoding('*;q=0.1, identity;q=0', ['br']), 'br');
-    assert.equal(negotiateEncoding('zstd;q=0, *', ALL), 'br');
+    assert.equal(negotiateEncoding('gzip;q=0, *', ALL), 'br');
+    assert.equal(negotiateEncoding('zstd;q=0, *', ALL), 'gzip');
     assert.equal(negotiateEncoding('*;q=0', ALL), 'identity');
     assert.equal(negotiateEncoding('gzip;q=0.5, *;q=0.1', ALL), 'gzip');
     // `*` weighs identity too when the header does not name it
-    assert.equal(negotiateEncoding('*;q=0.3, gzip;q=0.2', ALL), 'zstd');
+    assert.equal(negotiateEncoding('*;q=0.3, gzip;q=0.2', ALL), 'br');
+  });
+
+  test('*: a coding the client names wins a tie with one it does not', () => {
+    assert.equal(negotiateEncoding('zstd, *', ALL), 'zstd');
+    assert.equal(negotiateEncoding('br, *', ALL), 'br');
+    assert.equal(negotiateEncoding('zstd;q=0.5, *', ALL), 'gzip');
+    assert.equal(negotiateEncoding('zstd, *;q=0.5', ALL), 'zstd');
   });
 
   test('unknown codings and malformed entries are ignored', () => {

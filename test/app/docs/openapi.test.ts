@@ -238,8 +238,9 @@ describe('buildOpenApi', () => {
         name: 'limit',
         in: 'query',
         required: false,
-        description: 'Items per page; a larger value is reduced to 100.',
-        schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+        description: "Items per page, at most 100: a larger value is reduced to 100 (the page's `limit` says which was used).",
+        // no `maximum`: `?limit=1000` is served (with 100 items), so a validating client must not refuse it
+        schema: { type: 'integer', minimum: 1, default: 20 },
       },
     ]);
     const envelope = list?.responses['200']?.content?.['application/json']?.schema as { properties: Record<string, unknown> };
@@ -259,10 +260,11 @@ describe('buildOpenApi', () => {
   test('error responses are problem+json referencing the Problem schema', () => {
     const problem = { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } };
     const codes = (path: string, method: 'get' | 'post' | 'put' | 'delete') => Object.keys(doc.paths[path]?.[method]?.responses ?? {});
-    assert.deepEqual(codes('/', 'get'), ['200', '404', 'default']);
-    assert.deepEqual(codes('/books', 'get'), ['200', '400', '404', 'default']);
-    assert.deepEqual(codes('/books', 'post'), ['201', '400', '404', '413', '415', 'default']);
-    for (const code of ['400', '404', '413', '415', 'default']) {
+    assert.deepEqual(codes('/', 'get'), ['200', '404', '503', 'default']);
+    assert.deepEqual(codes('/books', 'get'), ['200', '400', '404', '503', 'default']);
+    // 403: a browser's POST from another origin (`csrf`, on by default)
+    assert.deepEqual(codes('/books', 'post'), ['201', '400', '403', '404', '413', '415', '503', 'default']);
+    for (const code of ['400', '403', '404', '413', '415', '503', 'default']) {
       assert.deepEqual(doc.paths['/books']?.post?.responses[code]?.content, problem, code);
     }
     const schema = doc.components.schemas['Problem'] as { required: string[]; properties: Record<string, Record<string, unknown>> };
@@ -281,7 +283,7 @@ describe('buildOpenApi', () => {
       },
     ]);
     const responses = custom.paths['/x/{id}']?.get?.responses ?? {};
-    assert.deepEqual(Object.keys(responses), ['404', '2XX', 'default']);
+    assert.deepEqual(Object.keys(responses), ['404', '503', '2XX', 'default']);
     assert.deepEqual(responses['404'], {
       description: 'No such x',
       content: { 'application/json': { schema: { description: 'No such x', type: 'object' } } },
@@ -386,5 +388,136 @@ describe('routes a jwtAuth hook guards', () => {
     assert.deepEqual(doc.paths['/books']?.get?.security, [{ idp: [] }]);
     assert.deepEqual(Object.keys(doc.components.securitySchemes ?? {}), ['idp']);
     await validate(doc);
+  });
+});
+
+describe('the problems flotilla answers with itself, and those a route declares', () => {
+  const route = (path: string, extra: Partial<Route> = {}): Route => ({ method: 'GET', path, handler: () => 'ok', ...extra });
+  /** A route as `buildOpenApi` reads it, handed in directly. */
+  const documented = (path: string, extra: Partial<Route> = {}) => route(path, extra) as DocumentedRoute;
+  const problem = { 'application/problem+json': { schema: { $ref: PROBLEM_REF } } };
+  const schemes = {
+    apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+    oauth: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: 'https://auth.example.com/token', scopes: { 'books:write': 'w' } } } },
+  } as const;
+
+  test('401 where security requires credentials, 403 where it requires scopes; the default security counts', async () => {
+    const app = new App({ logging: { level: 'silent' }, docs: { securitySchemes: schemes, security: [{ apiKey: [] }] } });
+    app.registerController({
+      routes: () => [
+        route('/keyed'),
+        route('/public', { security: [] }),
+        route('/scoped', { security: [{ oauth: ['books:write'] }] }),
+        route('/optional', { security: [{ apiKey: [] }, {}] }),
+      ],
+    });
+    const doc = app.openapi();
+    const responses = (path: string) => doc.paths[path]?.get?.responses ?? {};
+    assert.match(responses('/keyed')['401']?.description ?? '', /`UNAUTHORIZED`/);
+    assert.deepEqual(responses('/keyed')['401']?.content, problem);
+    assert.equal(responses('/keyed')['403'], undefined, 'no scope: nothing to forbid');
+    assert.equal(responses('/public')['401'], undefined);
+    assert.match(responses('/scoped')['403']?.description ?? '', /`FORBIDDEN`/);
+    assert.ok(responses('/scoped')['401'] !== undefined);
+    assert.ok(responses('/optional')['401'] !== undefined, 'credentials sent may still be wrong');
+    assert.equal(doc.paths['/health']?.get?.responses['401'], undefined, '/health declares security: []');
+    await validate(doc);
+  });
+
+  test('403 CROSS_ORIGIN_REQUEST on unsafe methods while csrf is on', () => {
+    const routes = [documented('/a', { method: 'POST' }), documented('/a')];
+    const on = buildOpenApi(config, routes).paths['/a'];
+    assert.match(on?.post?.responses['403']?.description ?? '', /`CROSS_ORIGIN_REQUEST`/);
+    assert.equal(on?.get?.responses['403'], undefined, 'a GET is never refused');
+    const off = buildOpenApi(resolveConfig({ csrf: { enabled: false } }), routes).paths['/a'];
+    assert.equal(off?.post?.responses['403'], undefined);
+  });
+
+  test("429 with Retry-After and the RateLimit fields where a rate limit applies: the route's, its group's or the App's", async () => {
+    const app = new App({ logging: { level: 'silent' }, rateLimit: { max: 100, windowMs: 60_000 } });
+    const api = app.group('/api', { rateLimit: { max: 5, windowMs: 1_000 } });
+    api.registerController({ routes: () => [route('/grouped'), route('/free', { rateLimit: false })] });
+    app.registerController({ routes: () => [route('/app')] });
+    const doc = app.openapi();
+    const tooMany = doc.paths['/api/grouped']?.get?.responses['429'];
+    assert.equal(tooMany?.description, 'Too Many Requests: `RATE_LIMITED` (more than 5 requests in 1 second)');
+    assert.deepEqual(Object.keys(tooMany?.headers ?? {}), ['Retry-After', 'RateLimit-Policy', 'RateLimit']);
+    assert.ok(Object.values(tooMany?.headers ?? {}).every((h) => h.required === true));
+    assert.deepEqual(tooMany?.content, problem);
+    assert.match(doc.paths['/app']?.get?.responses['429']?.description ?? '', /100 requests in 60 seconds/);
+    assert.equal(doc.paths['/api/free']?.get?.responses['429'], undefined);
+    assert.equal(doc.paths['/health']?.get?.responses['429'], undefined, 'probes are never limited');
+    await validate(doc);
+  });
+
+  test('503 on every route: OVERLOADED, and HANDLER_TIMEOUT where a time limit applies', () => {
+    const doc = buildOpenApi(resolveConfig({ timeouts: { handlerMs: 2_000 } }), [documented('/a'), documented('/b', { timeoutMs: 0 })]);
+    const a = doc.paths['/a']?.get?.responses['503'];
+    assert.equal(
+      a?.description,
+      'Service Unavailable: `OVERLOADED` (the service is past its capacity), `HANDLER_TIMEOUT` (the request ran longer than 2000 ms)',
+    );
+    assert.deepEqual(Object.keys(a?.headers ?? {}), ['Retry-After']);
+    assert.doesNotMatch(doc.paths['/b']?.get?.responses['503']?.description ?? '', /HANDLER_TIMEOUT/);
+  });
+
+  test('413 and 415 where the route takes a body, naming its limit and its media types', () => {
+    const doc = buildOpenApi(config, [
+      documented('/json', { method: 'POST', bodyLimit: 2_048, schema: { body: { type: 'object' } } }),
+      documented('/text', { method: 'PUT', body: 'text' }),
+      documented('/none', { method: 'POST' }),
+    ]);
+    const json = doc.paths['/json']?.post?.responses ?? {};
+    assert.match(json['413']?.description ?? '', /exceeds 2048 bytes/);
+    assert.match(json['400']?.description ?? '', /`MALFORMED_JSON`/);
+    assert.match(doc.paths['/text']?.put?.responses['415']?.description ?? '', /text\/plain/);
+    assert.doesNotMatch(doc.paths['/text']?.put?.responses['400']?.description ?? '', /MALFORMED_JSON/);
+    assert.equal(doc.paths['/none']?.post?.responses['413'], undefined, 'no body documented: none to refuse');
+  });
+
+  test('`problems`: registered codes, codes of its own and bare statuses, merged with what flotilla answers', async () => {
+    const app = new App({ logging: { level: 'silent' }, docs: { securitySchemes: schemes } });
+    app.registerController({
+      routes: () => [
+        route('/books', {
+          method: 'POST',
+          security: [{ apiKey: [] }],
+          problems: ['CONFLICT', { status: 409, code: 'ISBN_TAKEN', description: 'a book with this ISBN exists' }, 422, 'UNAUTHORIZED'],
+          schema: { body: { type: 'object' } },
+        }),
+        route('/me', {
+          problems: ['UNAUTHORIZED'],
+          schema: { response: { 401: { description: 'Nobody is logged in', content: problem } } },
+        }),
+      ],
+    });
+    const doc = app.openapi();
+    const books = doc.paths['/books']?.post?.responses ?? {};
+    assert.equal(books['409']?.description, 'Conflict: `CONFLICT`, `ISBN_TAKEN` (a book with this ISBN exists)');
+    assert.deepEqual(books['409']?.content, problem);
+    assert.equal(books['422']?.description, 'Unprocessable Entity');
+    assert.equal(
+      books['401']?.description,
+      'Unauthorized: `UNAUTHORIZED` (the credentials its security requires are missing or invalid)',
+      'declared and automatic: one cause per code',
+    );
+    assert.equal(doc.paths['/me']?.get?.responses['401']?.description, 'Nobody is logged in', 'a declared schema.response wins');
+    await validate(doc);
+  });
+
+  test('a wrong `problems` option is refused at registration, naming the route', () => {
+    const app = new App({ logging: { level: 'silent' } });
+    const register = (problems: unknown) => () =>
+      app.registerController({ routes: () => [route(`/p${Math.random()}`, { problems } as Partial<Route>)] });
+    for (const [problems, reason] of [
+      ['CONFLICT', /problems must be a list/],
+      [['CONFLICTS'], /problems\[0\]: 'CONFLICTS' is not a registered error code/],
+      [[200], /problems\[0\]: a status must be an integer in 400..599, got 200/],
+      [[{ status: 409, code: '' }], /problems\[0\]\.code must be a non-empty string/],
+      [[{ status: 409, title: 'x' }], /unknown key 'title'/],
+      [[null], /expected an error code, a status or/],
+    ] as const) {
+      assert.throws(register(problems), (e: Error & { code?: string }) => e.code === 'FLO_ERR_BAD_ROUTE_OPTION' && reason.test(e.message));
+    }
   });
 });
