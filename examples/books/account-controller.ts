@@ -32,6 +32,8 @@ export class AccountController implements Controller {
         method: 'POST',
         path: '/login',
         summary: 'Log in (a form): the session cookie, and back to the front page',
+        description:
+          'Checks the reader account; on success a new session (a new id: no session fixation) holds the user, and its signed cookie comes with the redirect. A wrong password redirects to `/?login=failed`, with no session.',
         tags: ['account'],
         body: 'form',
         schema: { body: CREDENTIALS, response: { 303: { type: 'null', description: 'Back to the front page' } } },
@@ -51,6 +53,7 @@ export class AccountController implements Controller {
         method: 'POST',
         path: '/logout',
         summary: 'Log out: the session ends, and back to the front page',
+        description: 'Destroys the session in the store and clears its cookie.',
         tags: ['account'],
         schema: { response: { 303: { type: 'null', description: 'Back to the front page' } } },
         handler: async (ctx) => {
@@ -62,6 +65,7 @@ export class AccountController implements Controller {
         method: 'GET',
         path: '/api/me',
         summary: 'Who is logged in',
+        description: "The session's user, as the front page shows it; 401 without a session that holds one.",
         tags: ['account'],
         schema: {
           response: {
