@@ -126,8 +126,10 @@ describe('admission control', () => {
     t.assert.strictEqual(health.status, 200, 'a shed request is no readiness failure, and /health is never shed');
     const shedding = await logs.waitFor((l) => l['msg'] === 'overloaded: shedding new requests (503 OVERLOADED)');
     t.assert.strictEqual(shedding['level'], 'warn');
+    const back = (l: Record<string, unknown>) => l['msg'] === 'load back under target: admitting every request';
     const metrics = await app.registry.metrics();
-    t.assert.match(metrics, /^flotilla_admission_state 1$/m);
+    // still shedding, unless (on a loaded machine) the backlog drained and it recovered since: then it said so
+    if (!logs.lines.some(back)) t.assert.match(metrics, /^flotilla_admission_state 1$/m);
     t.assert.match(metrics, /^flotilla_requests_shed_total\{reason="overload"\} [1-9]\d*$/m);
     t.assert.deepStrictEqual(
       logs.lines.filter((l) => l['level'] === 'error'),
@@ -136,7 +138,6 @@ describe('admission control', () => {
     );
 
     // the load stops: light requests keep the probe going until the delay stayed under the target for an interval
-    const back = (l: Record<string, unknown>) => l['msg'] === 'load back under target: admitting every request';
     while (!logs.lines.some(back)) await get(agent, port, '/light');
     t.assert.strictEqual((await get(agent, port, '/work')).status, 200);
     t.assert.match(await app.registry.metrics(), /^flotilla_admission_state 0$/m);
