@@ -51,6 +51,8 @@ test('a real browser logs in to the example through its front page form, and ano
   // the static front page, its script and its stylesheet; nobody is logged in
   await page.goto(`${origin}/`);
   await page.locator('#who[data-state="out"]').waitFor();
+  // its own fetch, apart from the login's: waited for, not raced
+  await page.locator('#books li').nth(2).waitFor();
   t.assert.equal(await page.locator('#books li').count(), 3, 'the latest books, through the API');
   t.assert.deepStrictEqual(await context.cookies(), []);
 
