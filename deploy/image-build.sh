@@ -2,7 +2,10 @@
 # Builds the Dockerfile's image with podman, daemonless: `podman build --isolation=chroot` runs each RUN
 # step in a chroot on the host's network, so it needs no container runtime and no bridge network.
 #
-#   deploy/image-build.sh [tag]      (default tag: flotilla-books)
+#   deploy/image-build.sh [tag] [context]   (default tag: flotilla-books; context: this repository)
+#
+# A context names another project's folder, whose Dockerfile is built the same way (the tutorial's
+# test builds a user's project so: test/docs/tutorial.test.ts).
 #
 # The base image the Dockerfile names (node:24-slim) is used when podman has it or can pull it. Where
 # it can do neither (a machine that reaches the npm registry and a Debian mirror, but no container
@@ -19,7 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tag="${1:-flotilla-books}"
-base="$(awk '$1 == "FROM" { print $2; exit }' Dockerfile)"
+context="${2:-.}"
+base="$(awk '$1 == "FROM" { print $2; exit }' "$context/Dockerfile")"
 case "$base" in
   */*) ref="$base" ;;
   *) ref="docker.io/library/$base" ;;
@@ -110,9 +114,13 @@ EOF
 }
 
 command -v podman >/dev/null || { say "podman is not installed (apt-get install podman)"; exit 1; }
+# One build at a time finds or assembles the base: two builds at once would both assemble it.
+exec 9>"${TMPDIR:-/tmp}/flotilla-image-base.lock"
+flock 9
 if ! podman image exists "$ref" && ! podman pull -q "$ref" >/dev/null 2>&1; then
   assemble_base
 fi
+flock -u 9
 
 # Docker's image format keeps the HEALTHCHECK (the OCI format has no field for it).
-podman build --isolation=chroot --format docker --tag "$tag" .
+podman build --isolation=chroot --format docker --tag "$tag" "$context"

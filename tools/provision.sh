@@ -4,7 +4,8 @@
 # and the server /usr/bin/prometheus (a real one scraping a cluster); Chromium (the docs page in a
 # headless browser); podman, which builds the Dockerfile's image and runs it (test/deploy/image.test.ts,
 # through deploy/image-build.sh): runc runs containers where crun refuses the host's hybrid cgroups,
-# debootstrap assembles a stand-in for node:24-slim where no container registry can be reached;
+# debootstrap assembles a stand-in for node:24-slim where no container registry can be reached,
+# catatonit is the pause process of the pods `podman kube play` runs (the tutorial's Kubernetes step);
 # redis-server and PostgreSQL, the coordinators of schedulers across replicas, each test starting
 # throwaway servers of its own (the packages' system services are not used).
 #
@@ -23,14 +24,14 @@ present() {
   case "$1" in
     prometheus) command -v promtool && command -v prometheus ;;
     chromium) command -v chromium ;;
-    podman) command -v podman && command -v runc && command -v debootstrap ;;
+    podman) command -v podman && command -v runc && command -v debootstrap && command -v catatonit ;;
     redis-server) command -v redis-server ;;
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/initdb' ;;
   esac >/dev/null 2>&1
 }
 packages_of() {
   case "$1" in
-    podman) echo podman runc debootstrap ;;
+    podman) echo podman runc debootstrap catatonit ;;
     *) echo "$1" ;;
   esac
 }

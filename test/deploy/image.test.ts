@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { podmanRunOptions } from '../helpers/podman.ts';
 import { requireTool } from '../helpers/require-tool.ts';
 
 // The Dockerfile built for real and its image run: deploy/image-build.sh builds it with podman (chroot isolation;
@@ -39,38 +39,6 @@ async function status(url: string): Promise<number> {
   return response.status;
 }
 
-/** The hard limit of this process for a /proc/self/limits row ("Max open files"), if it is a number. */
-function hardLimit(row: string): number | undefined {
-  try {
-    const line = readFileSync('/proc/self/limits', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith(row));
-    const hard = Number(line?.slice(26).trim().split(/\s+/)[1]);
-    return Number.isInteger(hard) ? hard : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Options of `podman run` for the host. Limits no higher than this process's own: podman's defaults for root
- * (1048576 open files) need CAP_SYS_RESOURCE, which CI's machines do not give root. And runc where the cgroups
- * are a v1/v2 hybrid with controllers on the v2 side (CI's machines): crun, Debian's default, refuses those.
- */
-function runOptions(): string[] {
-  const options: string[] = [];
-  const files = Math.min(hardLimit('Max open files') ?? 65536, 65536);
-  const processes = Math.min(hardLimit('Max processes') ?? 16384, 16384);
-  options.push('--ulimit', `nofile=${files}:${files}`, '--ulimit', `nproc=${processes}:${processes}`);
-  let controllers = '';
-  try {
-    controllers = readFileSync('/sys/fs/cgroup/unified/cgroup.controllers', 'utf8').trim();
-  } catch {
-    // not a hybrid host
-  }
-  return controllers === '' ? options : ['--runtime', 'runc', ...options];
-}
-
 after(async () => {
   if (running) await podman(['rm', '--force', '--time', '0', container]).catch(() => undefined);
 });
@@ -99,7 +67,7 @@ test('a container of the image answers /health and passes its HEALTHCHECK', { sk
     '--detach',
     '--name',
     container,
-    ...runOptions(),
+    ...podmanRunOptions(),
     '--publish',
     '127.0.0.1::3000',
     '--publish',

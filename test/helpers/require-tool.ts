@@ -9,7 +9,7 @@ export type Tool = 'prometheus' | 'chromium' | 'podman' | 'redis-server' | 'post
 const PACKAGES: Record<Tool, string> = {
   prometheus: 'prometheus',
   chromium: 'chromium',
-  podman: 'podman runc debootstrap',
+  podman: 'podman runc debootstrap catatonit',
   'redis-server': 'redis-server',
   postgresql: 'postgresql',
 };
