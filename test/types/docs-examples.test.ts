@@ -9,8 +9,9 @@ import { promisify } from 'node:util';
  * the package as an install gives it (its declarations, built here into the
  * project's node_modules), the tsconfig of the first-service guide (`strict`),
  * `"type": "module"`, and each ```ts block as a module of its own. What a block
- * leaves to the reader (an `app`, a `createPool`…) is declared in
- * `globals.d.ts` below.
+ * leaves to the reader (a `createPool`, a controller…) is declared in
+ * `globals.d.ts` below; never an `app`: a block that uses one shows where it
+ * comes from (a `defineService` setup, a test's `serviceApp(t)`, `new App`).
  */
 
 const root = resolve(import.meta.dirname, '../..');
@@ -36,7 +37,6 @@ function documents(): string[] {
 
 /** What the snippets take as given. */
 const GLOBALS = `
-declare const app: import('flotilla').App;
 declare const controller: import('flotilla').Controller;
 declare const defineService: typeof import('flotilla').defineService;
 declare const KError: typeof import('flotilla').KError;
