@@ -7,7 +7,8 @@
 # debootstrap assembles a stand-in for node:24-slim where no container registry can be reached,
 # catatonit is the pause process of the pods `podman kube play` runs (the tutorial's Kubernetes step);
 # redis-server and PostgreSQL, the coordinators of schedulers across replicas, each test starting
-# throwaway servers of its own (the packages' system services are not used).
+# throwaway servers of its own (the packages' system services are not used); curl (with HTTP/2) and
+# openssl, the clients and the throwaway CA of the TLS and HTTP/2 tests (test/integration/tls-and-http2.test.ts).
 #
 # It installs with apt-get as root or with passwordless sudo. Elsewhere it installs nothing and says,
 # one line per missing tool, how to install it: the tests that need it are skipped
@@ -27,6 +28,8 @@ present() {
     podman) command -v podman && command -v runc && command -v debootstrap && command -v catatonit ;;
     redis-server) command -v redis-server ;;
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/initdb' ;;
+    curl) command -v curl ;;
+    openssl) command -v openssl ;;
   esac >/dev/null 2>&1
 }
 packages_of() {
@@ -35,7 +38,7 @@ packages_of() {
     *) echo "$1" ;;
   esac
 }
-TOOLS=(prometheus chromium podman redis-server postgresql)
+TOOLS=(prometheus chromium podman redis-server postgresql curl openssl)
 
 missing() {
   for tool in "${TOOLS[@]}"; do present "$tool" || echo "$tool"; done

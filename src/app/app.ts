@@ -21,6 +21,7 @@ import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import { registerProcessMetrics } from '../metrics/process-metrics.ts';
 import { PromMetricsCollector } from '../metrics/prom-collector.ts';
+import { WireMetrics } from '../metrics/protocol-metrics.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
@@ -58,6 +59,7 @@ import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
 import { checkStartHook, noteStartHooks, type StartHook } from './transport/start-hooks.ts';
+import { TlsCertificates } from './transport/tls-certificates.ts';
 import type { GroupOf } from './typed/typed-group.ts';
 import { appHub } from './websocket/app-hub.ts';
 import { localTopics, publishedPayload } from './websocket/topic-transport.ts';
@@ -109,6 +111,11 @@ export interface AppOptions {
   sessionStore?: SessionStore;
   /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
   topics?: TopicTransport;
+  /**
+   * With `tls`: poll the certificate files and load a changed pair, and export its expiry (default true).
+   * A cluster worker leaves it to its primary, which hands the pair over (`app.useCertificates`).
+   */
+  watchCertificates?: boolean;
 }
 
 /**
@@ -151,6 +158,8 @@ export class App implements Registrar {
   readonly #shed: Counter<'reason'> | undefined;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
+  readonly #tls: TlsCertificates | undefined;
+  #wire: WireMetrics | undefined;
   #metrics: MetricsCollector | undefined;
   #tracer: Tracer;
   #translator: Translator | undefined;
@@ -201,6 +210,9 @@ export class App implements Registrar {
       this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
     }
     if (overload.enabled) this.#admission = appAdmission(this.config, this.logger, this.#registry);
+    // requests and connections by protocol: only where there is more than plain HTTP/1.1 to tell apart
+    if (this.config.tls !== undefined || this.config.http2)
+      this.#wire = new WireMetrics(this.config.metrics.enabled ? this.#registry : undefined, this.config.tls !== undefined);
     this.#runSchedulers = options.runSchedulers ?? true;
     this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
@@ -213,7 +225,16 @@ export class App implements Registrar {
         : undefined;
     this.#topics = options.topics ?? replicas ?? localTopics();
     this.#topics.open((topic, payload) => this.#hub?.deliver(topic, payload));
+    const tls = this.config.tls;
+    // a cluster worker's pair comes from its primary, which watches the files and exports their expiry once
+    const watchCertificates = options.watchCertificates ?? true;
+    this.#tls =
+      tls === undefined
+        ? undefined
+        : new TlsCertificates(tls, this.logger, { watch: watchCertificates, registry: watchCertificates ? this.#registry : undefined });
     this.#lifecycle = new Lifecycle({
+      tls: this.#tls,
+      wire: this.#wire,
       config: this.config,
       logger: this.logger,
       tracer: () => this.#tracer,
@@ -386,6 +407,18 @@ export class App implements Registrar {
    */
   close(options: { deadline?: number | undefined; stayReady?: boolean } = {}): Promise<void> {
     return this.#lifecycle.close(options.deadline, options.stayReady === true);
+  }
+
+  /**
+   * With `tls`: serves new handshakes with this certificate pair (PEM), read and checked by the
+   * caller (a cluster's primary hands each worker the pair it read from `tls.certFile`/`keyFile`);
+   * the connections open keep theirs. False when the server refused it (the previous pair stays).
+   *
+   * @example
+   * app.useCertificates({ cert: readFileSync('tls.crt', 'utf8'), key: readFileSync('tls.key', 'utf8') });
+   */
+  useCertificates(material: { cert: string; key: string; ca?: string | undefined }): boolean {
+    return this.#tls?.use(material) ?? false;
   }
 
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */
@@ -599,6 +632,7 @@ export class App implements Registrar {
       logger: this.logger,
       production: this.config.env === 'production',
       logRequests: this.config.logging.requests,
+      wire: this.#wire,
       inFlight: this.#inFlight,
       get closingConnections() {
         return app.#lifecycle.closingConnections;

@@ -1,6 +1,7 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isRecord } from '../utils/is-record.ts';
+import { readTlsFiles, TlsFileError } from '../utils/tls-files.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
 import type { UnsetTolerance } from './interpolate.ts';
 import { readYaml } from './read-yaml.ts';
@@ -77,8 +78,9 @@ export interface LoadConfigOptions {
 
 /**
  * Reads, parses, interpolates and validates a YAML config file, and checks that
- * its `service` module and its `preload` modules are readable files (their
- * paths resolved against the file's directory in the config returned). Every problem is reported at once in
+ * its `service` module and its `preload` modules are readable files, and that
+ * `tls`'s certificate and key parse and match (their paths resolved against
+ * the file's directory in the config returned). Every problem is reported at once in
  * a `ConfigError` whose message names file, line and key, e.g.
  * `config/app.yaml:7: docs.servers[0]: ...` or
  * `config/app.yaml:3: service: /srv/app/service.ts does not exist`.
@@ -107,8 +109,10 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
       const problem = serviceFileProblem(path);
       if (problem !== undefined) problems.push({ path: ['preload', i], message: `${path} ${problem}` });
     }
+    problems.push(...tlsProblems(isRecord(value) ? value['tls'] : undefined, servicePathOf));
     return problems;
   });
+  if (config.tls !== undefined) config = adoptResolvedConfig({ ...config, tls: resolvedTls(config.tls, servicePathOf) });
   if (config.i18n !== undefined) {
     config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
@@ -283,6 +287,35 @@ function readConfigText(file: string): string {
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The problems of `tls`'s files: each must be readable, the certificate and the key must parse and
+ * match, the CA file must hold certificates. Checked at load time, so that a wrong file is a
+ * config error naming its key and line rather than every worker failing to boot.
+ */
+function tlsProblems(tls: unknown, pathOf: (file: string) => string): ExtraProblem[] {
+  if (!isRecord(tls)) return [];
+  const { certFile, keyFile, caFile } = tls;
+  if (typeof certFile !== 'string' || certFile === '' || typeof keyFile !== 'string' || keyFile === '') return [];
+  const ca = typeof caFile === 'string' && caFile !== '' ? pathOf(caFile) : undefined;
+  try {
+    readTlsFiles({ certFile: pathOf(certFile), keyFile: pathOf(keyFile), caFile: ca });
+    return [];
+  } catch (error) {
+    if (!(error instanceof TlsFileError)) throw error;
+    return [{ path: ['tls', error.key], message: error.message }];
+  }
+}
+
+/** `tls` with its files resolved against the config file's directory. */
+function resolvedTls<T extends { certFile: string; keyFile: string; caFile?: string }>(tls: T, pathOf: (file: string) => string): T {
+  return {
+    ...tls,
+    certFile: pathOf(tls.certFile),
+    keyFile: pathOf(tls.keyFile),
+    ...(tls.caFile === undefined ? {} : { caFile: pathOf(tls.caFile) }),
+  };
 }
 
 /**

@@ -64,6 +64,32 @@ export const CONFIG_SCHEMA = object(
         '`production` removes the docs routes and hides internal error details. Left out, it is `NODE_ENV` when that is one of the three, else `development`.',
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
+    tls: object(
+      {
+        description:
+          'TLS on the service port: each worker terminates it (with `cluster.balancing: primary` too: the primary hands over the raw connection). The pair is read again, and used for new handshakes, when the files change or on SIGHUP; one that does not parse or whose key does not match is refused and the previous pair stays.',
+      },
+      {
+        certFile: text({
+          description: 'PEM file of the certificate, followed by its intermediates (relative to the YAML file).',
+        }),
+        keyFile: text({ description: "PEM file of the certificate's private key, unencrypted (relative to the YAML file)." }),
+        caFile: text({
+          description:
+            'PEM file of the certificate authorities that client certificates are verified against (relative to the YAML file); needed by `requestClientCert`.',
+        }),
+        requestClientCert: bool({
+          description:
+            'Mutual TLS (absent: `false`): every client must present a certificate that `caFile` verifies; a handshake without one, or with one it does not verify, is refused.',
+        }),
+      },
+      ['certFile', 'keyFile'],
+    ),
+    http2: bool({
+      default: false,
+      description:
+        'HTTP/2 on the service port beside HTTP/1.1: over TLS, ALPN chooses; without TLS, a connection that opens with the HTTP/2 preface speaks h2c (prior knowledge), any other HTTP/1.1. WebSockets stay on HTTP/1.1.',
+    }),
     trustProxy: {
       oneOf: [
         { type: 'integer', minimum: 0, maximum: 64 },
@@ -305,6 +331,11 @@ export const CONFIG_SCHEMA = object(
         headerBytes: int(1_024, 1_048_576, {
           default: 16_384,
           description: 'Largest accepted request head (request line + headers), in bytes (431 beyond). Default 16 KiB.',
+        }),
+        concurrentStreams: int(1, 10_000, {
+          default: 100,
+          description:
+            'HTTP/2: the streams (requests) one connection may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`); the client is refused more with `REFUSED_STREAM`.',
         }),
       },
     ),

@@ -125,6 +125,9 @@ function semanticProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
     add(['metrics', 'port'], `must differ from port (${c.port})`);
   }
   problems.push(...clusterProblems(c, host));
+  if (c.tls?.requestClientCert === true && c.tls.caFile === undefined) {
+    add(['tls', 'requestClientCert'], 'requires tls.caFile: the client certificates are verified against it');
+  }
   if (c.sessions?.store === 'coordination' && (c.coordination?.url ?? '') === '') {
     add(['sessions', 'store'], "'coordination' keeps sessions at coordination.url, which is not set: set it, or use the 'memory' store");
   }

@@ -16,8 +16,9 @@
  * `flotilla:deliver` (the primary hands it to every worker); rate limits counted by the primary
  * (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
  * 5: sessions kept by the primary (`flotilla:session`, `flotilla:session-result`).
+ * 6: the TLS certificate pair the primary read, for the workers' new handshakes (`flotilla:certificates`).
  */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -26,6 +27,8 @@ export const MAX_MESSAGE_LENGTH = 4096;
  * primary stops reading past 16 KiB, plus at most one read of up to 64 KiB in flight.
  */
 export const MAX_HEAD_BYTES = 131_072;
+/** Longest PEM text of a certificate file (a chain, a CA bundle) or a key file in `flotilla:certificates`. */
+export const MAX_PEM_CHARS = 1_048_576;
 /** Most metric families in one metrics snapshot. */
 export const MAX_METRICS = 10_000;
 /** The longest key of a rate limit's counter (the limiter hashes longer client keys). */
@@ -180,6 +183,18 @@ export interface HandoffAckMessage {
   type: 'flotilla:handoff-ack';
   accepted: boolean;
 }
+/**
+ * Primary → worker: the TLS certificate pair (PEM) the primary read from `tls.certFile`/`keyFile`
+ * (`ca`: `tls.caFile`'s, empty without one) and checked, after they changed or on SIGHUP; the
+ * worker's new handshakes use it (src/primary/tls-rotation.ts).
+ */
+export interface CertificatesMessage {
+  v: V;
+  type: 'flotilla:certificates';
+  cert: string;
+  key: string;
+  ca: string;
+}
 /** Primary → worker: no connection follows (the primary closed its listener, or this worker retires). */
 export interface HandoffEndMessage {
   v: V;
@@ -321,6 +336,7 @@ export type PrimaryMessage =
   | PingMessage
   | ConnectionMessage
   | HandoffEndMessage
+  | CertificatesMessage
   | DeliverMessage
   | ServeMessage
   | RateLimitCountsMessage
@@ -386,6 +402,13 @@ export const msg = {
   connection: (head: string): ConnectionMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:connection', head }),
   handoffAck: (accepted: boolean): HandoffAckMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-ack', accepted }),
   handoffEnd: (): HandoffEndMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:handoff-end' }),
+  certificates: (pair: { cert: string; key: string; ca?: string | undefined }): CertificatesMessage => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:certificates',
+    cert: pair.cert,
+    key: pair.key,
+    ca: pair.ca ?? '',
+  }),
   serviceIdle: (): ServiceIdleMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-idle' }),
   serviceReady: (): ServiceReadyMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:service-ready' }),
   awaitServe: (): AwaitServeMessage => ({ v: PROTOCOL_VERSION, type: 'flotilla:await-serve' }),
@@ -519,6 +542,7 @@ const PRIMARY: Record<PrimaryMessage['type'], Fields> = {
   'flotilla:ping': { seq },
   'flotilla:connection': { head: string(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4) },
   'flotilla:handoff-end': {},
+  'flotilla:certificates': { cert: string(1, MAX_PEM_CHARS), key: string(1, MAX_PEM_CHARS), ca: string(0, MAX_PEM_CHARS) },
   'flotilla:serve': {},
   'flotilla:deliver': { topic: string(1, MAX_TOPIC_LENGTH), data: string(0, MAX_PUBLISH_CHARS), binary: boolean },
   'flotilla:rate-limit-counts': { counts },

@@ -26,6 +26,7 @@ import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.t
 import { ServiceHost } from './service-host.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
+import { TlsRotation } from './tls-rotation.ts';
 import { TopicRelay } from './topic-relay.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
 
@@ -95,6 +96,8 @@ export class Primary {
   readonly #topics: TopicRelay;
   /** The coordinator publishes cross replicas through (`coordination.url`). */
   #replicas: Coordinator | undefined;
+  /** The TLS certificate pair, read and watched here for every worker (`tls`). */
+  readonly #tls: TlsRotation | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
@@ -159,6 +162,7 @@ export class Primary {
         else if (message.type === 'flotilla:await-serve') this.#serviceWanted.resolve();
       },
       onFork: (worker) => {
+        this.#tls?.forked(worker);
         this.#exposition.join(keyOf(worker));
         this.#distributor?.starting(worker);
       },
@@ -170,6 +174,10 @@ export class Primary {
       onRetire: (worker) => this.#distributor?.retire(worker),
     });
     this.#topics = new TopicRelay(() => this.#supervisor.liveWorkers, logger, replicaName());
+    this.#tls =
+      config.tls === undefined
+        ? undefined
+        : new TlsRotation(config.tls, logger, this.#metrics.registry, () => this.#supervisor.liveWorkers);
   }
 
   /** The port of the cluster's metrics endpoint once it listens. */
@@ -189,6 +197,7 @@ export class Primary {
     }
     this.#port = port;
     const untrap = this.#trapSignals();
+    this.#tls?.start();
     this.#supervisor.start();
     void this.#startOwnParts();
     const code = await this.#done.promise;
@@ -331,6 +340,7 @@ export class Primary {
       adopt: (config) => {
         this.#config = config;
         this.#o.logger.level = config.logging.level;
+        this.#tls?.follow(config);
       },
       restartServiceThread: async () => {
         await this.#host?.close(Date.now() + this.#config.shutdown.timeoutMs);
@@ -366,6 +376,7 @@ export class Primary {
       });
       this.#metricsServer?.close();
       this.#metricsServer?.closeAllConnections();
+      this.#tls?.close();
       await this.#counts.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the rate-limit store failed'));
       await this.#sessions.close().catch((error: unknown) => this.#o.logger.warn({ err: error }, 'closing the session store failed'));
       await this.#replicas?.close().catch(() => {});
@@ -385,6 +396,8 @@ export class Primary {
     });
     const onHangup = () => {
       this.#o.logger.info('SIGHUP: reloading the config and restarting the workers onto it');
+      // the certificate first: the workers serving now take a rotated pair without waiting for their replacement
+      this.#tls?.reload();
       void this.reload();
     };
     process.on('SIGHUP', onHangup);

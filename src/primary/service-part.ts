@@ -182,7 +182,7 @@ export class ServicePart implements Registrar {
     await this.#started?.catch(() => {});
     this.#clean = await runShutdown({
       logger: this.logger,
-      server: undefined,
+      front: undefined,
       connections: undefined,
       inFlight: new InFlight(),
       hooks: this.#hooks,

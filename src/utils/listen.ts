@@ -1,5 +1,4 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 
 /**
  * `server.listen({ port, host })` as a promise of the bound address; rejects

@@ -75,6 +75,8 @@ const app = new App(config, {
   processMetrics: true,
   ...(handed === undefined ? {} : { connections: handed }),
   topics,
+  // the primary watches the certificate files and hands every worker the pair (flotilla:certificates)
+  watchCertificates: false,
 });
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
@@ -187,6 +189,9 @@ process.on('message', (message: unknown, handle: unknown) => {
       break;
     case 'flotilla:deliver':
       topics.delivered(message);
+      break;
+    case 'flotilla:certificates':
+      app.useCertificates({ cert: message.cert, key: message.key, ca: message.ca === '' ? undefined : message.ca });
       break;
     case 'flotilla:ping':
       send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));

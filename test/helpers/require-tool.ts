@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The system tools some tests drive for real, each installed by `npm test` where it can (tools/provision.sh). */
-export type Tool = 'prometheus' | 'chromium' | 'podman' | 'redis-server' | 'postgresql';
+export type Tool = 'prometheus' | 'chromium' | 'podman' | 'redis-server' | 'postgresql' | 'curl' | 'openssl';
 
 /** The Debian packages of each tool, as tools/provision.sh installs them. */
 const PACKAGES: Record<Tool, string> = {
@@ -12,6 +12,8 @@ const PACKAGES: Record<Tool, string> = {
   podman: 'podman runc debootstrap catatonit',
   'redis-server': 'redis-server',
   postgresql: 'postgresql',
+  curl: 'curl',
+  openssl: 'openssl',
 };
 
 function onPath(command: string): boolean {
@@ -28,6 +30,8 @@ const FOUND: Record<Tool, () => boolean> = {
   chromium: () => existsSync(process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'),
   podman: () => onPath('podman'),
   'redis-server': () => onPath('redis-server'),
+  curl: () => onPath('curl'),
+  openssl: () => onPath('openssl'),
   postgresql: () => {
     const root = '/usr/lib/postgresql';
     return existsSync(root) && readdirSync(root).some((v) => existsSync(join(root, v, 'bin', 'initdb')));

@@ -21,6 +21,7 @@ const absent: Record<NotInThePrimary, true> = {
   metricsPort: true,
   requestRoutes: true,
   socketActivity: true,
+  useCertificates: true,
   [Symbol.asyncDispose]: true,
 };
 

@@ -6,13 +6,14 @@ import { KError } from '../../errors/k-error.ts';
 import { type ProblemResponse, toProblem } from '../../errors/problem.ts';
 import { localizeProblem } from '../../i18n/localize-problem.ts';
 import type { MetricsCollector } from '../../metrics/metrics-collector.ts';
+import type { WireMetrics } from '../../metrics/protocol-metrics.ts';
 import { runInScope } from '../../utils/context-storage.ts';
 import { otel } from '../../utils/otel-api.ts';
 import { type Compression, compressSync, encodingOf } from '../compression/compression.ts';
 import type { Cors } from '../headers/cors.ts';
 import { type CrossOriginCheck, isUnsafe } from '../headers/cross-origin.ts';
 import { type HeaderPair, setSecurityHeaders } from '../headers/security-headers.ts';
-import { writeRequestLine } from '../observability/request-line.ts';
+import { type RequestLine, writeRequestLine } from '../observability/request-line.ts';
 import { endServerSpan, recordException, startServerSpan } from '../observability/tracing.ts';
 import type { Admission } from '../overload/admission.ts';
 import type { HandlerTimeouts } from '../overload/handler-timeouts.ts';
@@ -44,6 +45,8 @@ export interface PipelineHost {
   readonly logger: Logger;
   readonly production: boolean;
   readonly logRequests: boolean;
+  /** Requests counted and logged by protocol (an App with `tls` or `http2`); undefined otherwise. */
+  readonly wire: WireMetrics | undefined;
   readonly inFlight: InFlight;
   readonly closingConnections: boolean;
   readonly metrics: MetricsCollector | undefined;
@@ -430,8 +433,9 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
   } catch (error) {
     host.logger.error({ err: error }, 'the metrics collector failed');
   }
+  const wire = host.wire?.request(ctx.req);
   if (!host.logRequests) return;
-  const line = {
+  const line: RequestLine = {
     requestId: ctx.requestId,
     traceId: ctx.traceId, // left out of the line when undefined
     method: ctx.method,
@@ -443,6 +447,10 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     // streamed responses only (no lookup for the others); left out of the line otherwise
     bytes: ctx.reply.kind === 'stream' || ctx.reply.kind === 'sse' ? bytesSent(ctx) : undefined,
   };
+  if (wire !== undefined) {
+    line.protocol = wire.protocol;
+    line.tls = wire.tls;
+  }
   if (completed) writeRequestLine(host.logger, line);
   // the client's doing, not the server's: no warning
   else host.logger.info({ ...line, aborted: true }, 'request aborted');

@@ -14,6 +14,9 @@ export interface RequestLine {
   durationMs: number;
   /** Streamed responses only; left out of the line when undefined. */
   bytes: number | undefined;
+  /** `h1` or `h2`, with `tls`: only on an App with `tls` or `http2` (left out of the line when undefined). */
+  protocol?: 'h1' | 'h2' | undefined;
+  tls?: boolean | undefined;
 }
 
 const { chindingsSym, lsCacheSym, timeSym, streamSym, endSym, mixinSym, hooksSym, formattersSym, serializersSym, asJsonSym } =
@@ -121,5 +124,7 @@ export function writeRequestLine(logger: Logger, line: RequestLine): void {
   if (line.traceId !== undefined) s += `,"traceId":${asString(line.traceId)}`;
   s += `,"method":${asString(line.method)},"route":${asString(line.route)},"path":${asString(line.path)},"ip":${asString(line.ip)},"status":${line.status},"durationMs":${line.durationMs}`;
   if (line.bytes !== undefined) s += `,"bytes":${line.bytes}`;
+  if (line.protocol !== undefined) s += `,"protocol":"${line.protocol}"`;
+  if (line.tls !== undefined) s += `,"tls":${line.tls}`;
   stream.write(`${s},"msg":"request completed"${p[endSym] as string}`);
 }

@@ -1,9 +1,16 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { Server as NetServer, type Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerHttp2Session, ServerHttp2Stream } from 'node:http2';
+import { Server as NetServer, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptQueued } from '../../utils/accept-queued.ts';
+import type { Front } from './front.ts';
 import { type ArrivalShedding, type QueuedHandler, RequestQueue } from './request-queue.ts';
+
+/** An HTTP/2 session's streams open (requests being served on it). */
+interface SessionState {
+  streams: number;
+}
 
 interface SocketState {
   served: boolean;
@@ -31,11 +38,14 @@ export const IDLE_CLOSE_MS = 200;
  * which node:http closes it. One that was accepted but has not
  * sent its first request yet (a cluster hand-off racing the shutdown) gets a
  * short grace to send it, answered the same way, instead of being reset.
- * node:http's own `close()` resets both kinds alike.
+ * node:http's own `close()` resets both kinds alike. An HTTP/2 session is sent
+ * GOAWAY at the drain (`session.close()`): the streams it has open finish, new
+ * ones are refused, and it closes once the last one ends.
  */
 export class ConnectionTracker {
-  readonly #server: Server;
+  readonly #front: Front;
   readonly #sockets = new Map<Socket, SocketState>();
+  readonly #sessions = new Map<ServerHttp2Session, SessionState>();
   /** Keep-alive connections the drain ends once silent (see `#endWhenSilent`); it waits for them all. */
   readonly #silences = new Set<Promise<void>>();
   /** Fresh connections the drain waits for, and how to tell it they are settled. */
@@ -55,7 +65,7 @@ export class ConnectionTracker {
    * over rather than accepted (see `ConnectionSource`): the drain takes them until it resolves.
    */
   constructor(
-    server: Server,
+    front: Front,
     handler: QueuedHandler,
     {
       queued = false,
@@ -63,6 +73,7 @@ export class ConnectionTracker {
       until,
       upgrade,
       admission,
+      streamTimeoutMs = 0,
     }: {
       /** Requests go through a {@link RequestQueue} rather than straight to `handler`. */
       queued?: boolean;
@@ -72,32 +83,38 @@ export class ConnectionTracker {
       admission?: ArrivalShedding | undefined;
       /** Upgrade requests: their connection leaves the tracker (a WebSocket's is the hub's, see websocket-hub.ts). */
       upgrade?: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | undefined;
+      /** An HTTP/2 stream inactive this long is cancelled (its client stopped reading, or sending): `timeouts.socketMs`. */
+      streamTimeoutMs?: number;
     } = {},
   ) {
-    this.#server = server;
+    this.#front = front;
     this.#ownQueue = ownQueue;
     this.#until = until;
     // handed connections (no listener of our own) wait in the primary's queue first
     const queue = queued ? new RequestQueue(handler, { ownListener: until === undefined, admission }) : undefined;
     this.#queue = queue;
-    server.on('connection', (socket: Socket) => {
+    front.onAccepted(() => {
       this.#accepted++;
       queue?.accepted();
+    });
+    front.onConnection((socket: Socket) => {
       this.#sockets.set(socket, { served: false, active: 0, idleSince: 0 });
       socket.once('close', () => {
         this.#sockets.delete(socket);
         this.#awaited.get(socket)?.();
       });
     });
-    server.on('timeout', (socket: Socket) => this.#timedOut(socket));
+    front.onSession((session) => this.#session(session, streamTimeoutMs));
+    front.onTimeout((connection) => this.#timedOut(connection));
     if (upgrade !== undefined)
-      server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
-        this.#sockets.delete(socket);
-        this.#awaited.get(socket)?.();
+      front.onUpgrade((req: IncomingMessage, socket: Duplex, head: Buffer) => {
+        this.#sockets.delete(socket as Socket);
+        this.#awaited.get(socket as Socket)?.();
         upgrade(req, socket, head);
       });
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
       const socket = req.socket;
+      // an HTTP/2 request's socket is its session's, seen through a proxy: no entry, nothing to count per connection
       const state = this.#sockets.get(socket);
       // a handed connection's first request was admitted by the primary's queue: the worker sheds only those after it
       const admitted = this.#until !== undefined && state?.served === false;
@@ -115,7 +132,28 @@ export class ConnectionTracker {
       // admitted upstream: served at once, as node:http would (the primary's queue is where it waited)
       if (queue === undefined || admitted) handler(req, res, undefined, admitted);
       else queue.push(req, res);
+    };
+    for (const server of front.requests) server.on('request', onRequest);
+  }
+
+  /**
+   * An HTTP/2 session: its streams are counted (an idle one is closed politely when it times out) and
+   * each is cancelled after `streamTimeoutMs` of inactivity; one that starts while draining is sent
+   * GOAWAY at once, its first streams served.
+   */
+  #session(session: ServerHttp2Session, streamTimeoutMs: number): void {
+    this.#accepted++;
+    const state: SessionState = { streams: 0 };
+    this.#sessions.set(session, state);
+    session.on('stream', (stream: ServerHttp2Stream) => {
+      state.streams++;
+      if (streamTimeoutMs > 0) stream.setTimeout(streamTimeoutMs, () => stream.close(H2_CANCEL));
+      stream.once('close', () => state.streams--);
     });
+    session.once('close', () => this.#sessions.delete(session));
+    // a session torn down by its client: node:http2 reports it on the session, which nobody else listens to
+    session.on('error', () => {});
+    if (this.#draining) session.close();
   }
 
   /**
@@ -132,16 +170,20 @@ export class ConnectionTracker {
     this.#draining = true;
     // a fresh one settles below; a busy one is ended once silent after its response (see the request handler)
     for (const [socket, state] of this.#sockets) if (state.served && state.active === 0) this.#endWhenSilent(socket, state);
+    // HTTP/2: GOAWAY, the streams open go on; each session closes once its last stream ended
+    const sessions = [...this.#sessions.keys()].map((session) => closed(session));
     if (this.#ownQueue) await acceptQueued(() => this.#accepted);
     if (this.#until !== undefined) await this.#until;
     // net's close, not http's: http's would also reset the fresh connections.
-    NetServer.prototype.close.call(this.#server);
+    NetServer.prototype.close.call(this.#front.listener);
     const fresh: Socket[] = [];
     for (const [socket, state] of this.#sockets) if (!state.served) fresh.push(socket);
     const settled = fresh.map((socket) => new Promise<void>((resolve) => this.#awaited.set(socket, resolve)));
     await this.#settle(fresh, settled, graceMs);
     // the connections busy at the drain's start join these as their responses end
     while (this.#silences.size > 0) await Promise.all(this.#silences);
+    // sessions that started meanwhile were sent GOAWAY as they came
+    await Promise.all([...sessions, ...[...this.#sessions.keys()].map((session) => closed(session))]);
     // what was read meanwhile is handed to the route work, where the App's in-flight count sees it
     await this.#queue?.idle();
   }
@@ -179,8 +221,33 @@ export class ConnectionTracker {
    * for as long as the peer keeps its window shut. An idle one (keep-alive
    * timeout) is closed politely, as node:http would.
    */
-  #timedOut(socket: Socket): void {
+  #timedOut(connection: Socket | ServerHttp2Session): void {
+    if (!(connection instanceof Socket)) {
+      // an HTTP/2 session with no stream is sent GOAWAY; one whose streams stalled is torn down
+      if ((this.#sessions.get(connection)?.streams ?? 0) === 0) connection.close();
+      else connection.destroy();
+      return;
+    }
+    const socket = connection;
     if ((this.#sockets.get(socket)?.active ?? 0) > 0 || socket.writableLength > 0) socket.resetAndDestroy();
     else socket.destroy();
   }
+
+  /** Destroys what is left: the HTTP/1.1 connections and the HTTP/2 sessions (the shutdown's last phase). */
+  destroyAll(): void {
+    this.#front.closeAllConnections();
+    for (const session of this.#sessions.keys()) session.destroy();
+  }
+}
+
+/** NGHTTP2_CANCEL: the stream is no longer needed (RFC 9113 §7). */
+const H2_CANCEL = 0x8;
+
+/** Sends GOAWAY (once) and resolves when the session has closed: its open streams finish first. */
+function closed(session: ServerHttp2Session): Promise<void> {
+  if (session.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    session.once('close', () => resolve());
+    if (!session.closed) session.close();
+  });
 }

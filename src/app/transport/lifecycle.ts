@@ -7,14 +7,16 @@ import type { ResolvedConfig } from '../../config/types.ts';
 import { type RunningSchedulers, startSchedulers } from '../../coordination/start.ts';
 import { createError } from '../../errors/flotilla-error.ts';
 import { serveMetrics } from '../../metrics/endpoint.ts';
+import type { WireMetrics } from '../../metrics/protocol-metrics.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
 import { listen } from '../../utils/listen.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../../utils/shutdown-signals.ts';
+import type { TlsMaterial } from '../../utils/tls-files.ts';
 import type { InFlight } from '../overload/in-flight.ts';
 import type { ConnectionSource } from './connection-source.ts';
 import { ConnectionTracker } from './connections.ts';
+import { createFront, type Front } from './front.ts';
 import type { ArrivalShedding, QueuedHandler } from './request-queue.ts';
-import { createHttpServer } from './server.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
 
@@ -49,28 +51,41 @@ export interface LifecycleParts {
   reusePort: boolean;
   /** Bind nothing: serve the connections this source hands over (see `AppOptions.connections`). */
   source: ConnectionSource | undefined;
+  /** The TLS certificate pair (`tls` in the config): its files read, and reloaded into the front. */
+  tls?: TlsPart | undefined;
+  /** Connections counted by protocol (an App with `tls` or `http2`). */
+  wire?: WireMetrics | undefined;
   /** Called once the shutdown sequence is over: the App's own timers stop. */
   closed?: () => void;
+}
+
+/** What the lifecycle asks of the App's TLS certificates (see src/app/transport/tls-certificates.ts). */
+export interface TlsPart {
+  /** The pair the server starts with. */
+  material(): TlsMaterial;
+  /** From now on, a new pair goes to `front` (its new handshakes). */
+  attach(front: Front): void;
+  /** Stops watching the files. */
+  close(): void;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
 const noop = () => {};
 
 /**
- * Serves what `source` hands over on `server`, which binds nothing: a connection is the server's
+ * Serves what `source` hands over on `front`, which binds nothing: a connection is the server's
  * as if it had accepted it (its bytes read already come first), until the App has closed.
  */
-function serve(server: Server, source: ConnectionSource, lifecycle: { readonly state: State }): { host: string; port: number } {
+function serve(front: Front, source: ConnectionSource, lifecycle: { readonly state: State }): { host: string; port: number } {
   // what node:http does on 'listening': it starts checking its connections' header and request timeouts
-  server.emit('listening');
+  front.started();
   source.open((socket, head) => {
     if (lifecycle.state === 'closed') return false;
     // what net.Server does to a connection it accepts, before its 'connection' event: node:http's
     // servers turn Nagle's algorithm off (without it, a response written in two parts waits for the
     // peer's delayed ACK: +40 ms at p99, a quarter less throughput on keep-alive connections)
     socket.setNoDelay(true);
-    server.emit('connection', socket);
-    if (head !== undefined) socket.emit('data', head);
+    front.accept(socket, head);
     return true;
   });
   return source.address;
@@ -83,7 +98,7 @@ export class Lifecycle {
   readonly #closed = Promise.withResolvers<void>();
   #state: State = 'idle';
   #closing: Promise<void> | undefined;
-  #server: Server | undefined;
+  #front: Front | undefined;
   #connections: ConnectionTracker | undefined;
   #metricsServer: Server | undefined;
   #shutdownStarted = 0;
@@ -133,9 +148,10 @@ export class Lifecycle {
     try {
       await runStartHooks(this.#parts.startHooks, this.#starting.signal);
       const { source, reusePort } = this.#parts;
-      const server = createHttpServer(config);
-      this.#server = server;
-      this.#connections = new ConnectionTracker(server, this.#parts.handler, {
+      const front = createFront(config, this.#parts.tls?.material());
+      this.#front = front;
+      this.#parts.tls?.attach(front);
+      this.#connections = new ConnectionTracker(front, this.#parts.handler, {
         // requests wait in a queue of ours, where admission control sees how long (see request-queue.ts)
         queued: config.overload.enabled,
         admission: this.#parts.admission,
@@ -143,8 +159,15 @@ export class Lifecycle {
         ownQueue: reusePort || (this.#parts.role === 'worker' && source === undefined),
         until: source?.ended,
         upgrade: this.#parts.upgrade,
+        streamTimeoutMs: config.timeouts.socketMs,
       });
-      const address = source === undefined ? await listen(server, config.port, config.host, { reusePort }) : serve(server, source, this);
+      const wire = this.#parts.wire;
+      if (wire !== undefined) {
+        front.onConnection(() => wire.connection('h1'));
+        front.onSession(() => wire.connection('h2'));
+      }
+      const address =
+        source === undefined ? await listen(front.listener, config.port, config.host, { reusePort }) : serve(front, source, this);
       if (this.#parts.servesMetrics) {
         const registry = this.#parts.registry;
         const source = {
@@ -165,7 +188,8 @@ export class Lifecycle {
       this.#ready.resolve(address);
     } catch (error) {
       this.#ready.reject(error);
-      this.#server?.close();
+      this.#front?.close();
+      this.#parts.tls?.close();
       this.#metricsServer?.close();
       this.#state = 'closed';
       throw error;
@@ -193,7 +217,7 @@ export class Lifecycle {
     const budgetMs = Math.min(config.shutdown.timeoutMs, deadline === undefined ? Infinity : Math.max(0, deadline - Date.now()));
     this.clean = await runShutdown({
       logger,
-      server: this.#server,
+      front: this.#front,
       connections: this.#connections,
       inFlight: this.#parts.inFlight,
       sockets: this.#parts.sockets,
@@ -211,6 +235,7 @@ export class Lifecycle {
       },
     });
     await this.#parts.replicas?.close().catch((err: unknown) => logger.warn({ err }, 'closing the topics coordinator failed'));
+    this.#parts.tls?.close();
     this.#parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();

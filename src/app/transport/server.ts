@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ResolvedConfig } from '../../config/types.ts';
@@ -11,8 +12,19 @@ import { headerLines, securityHeaderList } from '../headers/security-headers.ts'
  * balancers' idle timeouts, and problem+json answers to malformed requests.
  */
 export function createHttpServer(config: ResolvedConfig): Server {
+  const server = createServer(httpServerOptions(config));
+  server.maxRequestsPerSocket = 0;
+  // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long
+  // (by the ConnectionTracker, which resets rather than closes such a connection).
+  server.timeout = config.timeouts.socketMs;
+  onClientError(server, config);
+  return server;
+}
+
+/** node:http's options from the config: what its TLS and HTTP/2 servers take for their HTTP/1.1 connections too. */
+export function httpServerOptions(config: ResolvedConfig) {
   const { limits, timeouts } = config;
-  const server = createServer({
+  return {
     maxHeaderSize: limits.headerBytes,
     headersTimeout: timeouts.headersMs,
     requestTimeout: timeouts.requestMs,
@@ -21,14 +33,14 @@ export function createHttpServer(config: ResolvedConfig): Server {
     // checked by the pipeline instead, so that the 400 is a problem like every other one
     requireHostHeader: false,
     insecureHTTPParser: false,
-  });
-  server.maxRequestsPerSocket = 0;
-  // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long
-  // (by the ConnectionTracker, which resets rather than closes such a connection).
-  server.timeout = timeouts.socketMs;
+  };
+}
+
+/** Malformed HTTP/1.1 requests on `server` are answered with a problem (see `answerClientError`). */
+export function onClientError(server: EventEmitter, config: ResolvedConfig): void {
   const headers = headerLines(securityHeaderList(config.securityHeaders));
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, limits.headerBytes, headers));
-  return server;
+  const { headerBytes } = config.limits;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, headerBytes, headers));
 }
 
 const CLIENT_ERRORS: Record<string, ErrorCode> = {

@@ -1,9 +1,9 @@
-import type { Server } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { traceFlush } from '../observability/flush-traces.ts';
 import type { InFlight } from '../overload/in-flight.ts';
 import type { ConnectionTracker } from './connections.ts';
+import type { Front } from './front.ts';
 
 /** A connection accepted just before the shutdown gets this long to send its request. */
 const FRESH_CONNECTION_GRACE_MS = 1_000;
@@ -13,7 +13,7 @@ export type ShutdownHook = (signal: AbortSignal) => void | Promise<void>;
 
 export interface ShutdownPlan {
   readonly logger: Logger;
-  readonly server: Server | undefined;
+  readonly front: Front | undefined;
   readonly connections: ConnectionTracker | undefined;
   readonly inFlight: InFlight;
   /** Resolves once no WebSocket is open (they were told to go when draining started). */
@@ -36,7 +36,7 @@ export interface ShutdownPlan {
  * Resolves with `true` when every phase completed in time and no hook failed.
  */
 export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
-  const { logger, server, inFlight, deadline } = plan;
+  const { logger, front, inFlight, deadline } = plan;
   const started = performance.now();
   const timer = setTimeout(() => deadline.abort(new Error(`shutdown budget of ${plan.budgetMs} ms spent`)), plan.budgetMs);
   const phase = (name: string, extra: object = {}) =>
@@ -55,7 +55,7 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
   phase('finish-in-flight', { inFlight: inFlight.count });
   // a request read during the drain waits in the request queue before it is in flight: the count is read after it
   await untilDeadline(Promise.all([drained.then(() => inFlight.idle()), plan.sockets?.()]));
-  server?.close();
+  front?.close();
 
   for (const [index, hook] of plan.hooks.entries()) {
     if (deadline.signal.aborted) {
@@ -85,7 +85,8 @@ export async function runShutdown(plan: ShutdownPlan): Promise<boolean> {
 
   if (deadline.signal.aborted) ok = false;
   phase('destroy', { inFlight: inFlight.count });
-  server?.closeAllConnections();
+  plan.connections?.destroyAll();
+  if (plan.connections === undefined) front?.closeAllConnections();
   clearTimeout(timer);
   phase('done', { ok });
   return ok;

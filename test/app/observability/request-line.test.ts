@@ -33,6 +33,8 @@ const requestLine: fc.Arbitrary<RequestLine> = fc.record({
     fc.double({ min: 0, max: 1e6, noNaN: true }).map((d) => Math.round(d * 1000) / 1000),
   ),
   bytes: fc.option(fc.nat(), { nil: undefined }),
+  protocol: fc.option(fc.constantFrom('h1' as const, 'h2' as const), { nil: undefined }),
+  tls: fc.option(fc.boolean(), { nil: undefined }),
 });
 
 test('property: the request line is byte for byte what pino writes for logger.info(line, msg)', () => {
