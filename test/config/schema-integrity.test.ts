@@ -113,7 +113,12 @@ test("DEFAULTS are the schema's defaults as ajv's useDefaults applies them, read
   // each key's default, as the configuration reference's table shows them
   assert.equal(defaultsOf(CONFIG_SCHEMA.properties.cluster.properties.maxRequests), 0);
   assert.equal(defaultsOf(CONFIG_SCHEMA.properties.service), undefined);
-  assert.deepEqual(defaultsOf(CONFIG_SCHEMA.properties.limits), { bodyBytes: 1_048_576, paramLength: 100, headerBytes: 16_384, concurrentStreams: 100 });
+  assert.deepEqual(defaultsOf(CONFIG_SCHEMA.properties.limits), {
+    bodyBytes: 1_048_576,
+    paramLength: 100,
+    headerBytes: 16_384,
+    concurrentStreams: 100,
+  });
 });
 
 // Type-level: checked by `npm run typecheck` (the values below only make the file run).
