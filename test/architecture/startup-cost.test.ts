@@ -31,3 +31,23 @@ test('an App that listens has not loaded Node’s bundled undici', () => {
   });
   assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1) ?? ''), []);
 });
+
+// node:tls and node:https are loaded anyway, by prom-client (its pushgateway module); node:http2 is flotilla's alone
+test('an App without http2 does not load node:http2 (src/app/transport/front.ts requires it on demand)', () => {
+  const script = `
+    import { App } from 'flotilla';
+    const app = new App({ port: 0, host: '127.0.0.1', logging: { level: 'silent' }, metrics: { port: 0, host: '127.0.0.1' } }, { handleSignals: false });
+    app.registerController({ routes: () => [{ method: 'GET', path: '/', handler: () => ({ ok: true }) }] });
+    const closed = app.listen();
+    await app.ready();
+    const loaded = process.moduleLoadList.filter((m) => /^NativeModule (http2|internal\\/http2\\/.*)$/.test(m));
+    await app.close();
+    await closed;
+    console.log(JSON.stringify(loaded));
+  `;
+  const out = execFileSync(process.execPath, ['--conditions=source', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1) ?? ''), []);
+});
