@@ -26,7 +26,7 @@ test('provision.sh: one line per missing tool saying how to install it; exit 0, 
   const some = provision({ FLOTILLA_ABSENT_TOOLS: 'redis-server,podman' });
   t.assert.strictEqual(some.status, 0, some.stderr);
   t.assert.deepStrictEqual(some.stdout.trim().split('\n'), [
-    'flotilla tests: no podman: its tests are skipped; install it with: sudo apt-get install -y podman runc debootstrap',
+    'flotilla tests: no podman: its tests are skipped; install it with: sudo apt-get install -y podman runc debootstrap catatonit',
     'flotilla tests: no redis-server: its tests are skipped; install it with: sudo apt-get install -y redis-server',
   ]);
   t.assert.strictEqual(provision({ FLOTILLA_ABSENT_TOOLS: 'all' }).stdout.trim().split('\n').length, 7);
