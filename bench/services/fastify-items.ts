@@ -82,6 +82,9 @@ export function requestLogFromEnv(): boolean {
 }
 
 /** The Fastify app of the items routes (with the bench's pino logger). */
+/** Fastify's own server options (`http2`, `https`): the HTTP/2 bench (bench/http2.ts) runs the same app over them. */
+export type FastifyServerChoice = { http2?: true; https?: { key: string; cert: string; allowHTTP1: boolean } };
+
 export type ItemsFastify = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, Logger>;
 
 /**
@@ -89,8 +92,9 @@ export type ItemsFastify = FastifyInstance<RawServerDefault, RawRequestDefaultEx
  * `responseSchemas` compiles the replies' schemas, `requestLog` writes one log
  * line per request.
  */
-export async function buildFastify(responseSchemas: boolean, requestLog = true): Promise<ItemsFastify> {
+export async function buildFastify(responseSchemas: boolean, requestLog = true, server: FastifyServerChoice = {}): Promise<ItemsFastify> {
   const app = Fastify({
+    ...(server as object),
     loggerInstance: benchLogger('items'),
     logController: new OneLinePerRequest({ requestIdLogLabel: 'requestId', disableRequestLogging: !requestLog }),
     requestIdHeader: 'x-request-id',
