@@ -156,7 +156,10 @@ for (const streams of [10, 100, 1000]) {
   );
 }
 
-const meta: Record<string, unknown> & { date: string } = { ...machineMeta(execFileSync('h2load', ['--version'], { encoding: 'utf8' }).trim()), fastify: packageVersion('fastify') };
+const meta: Record<string, unknown> & { date: string } = {
+  ...machineMeta(execFileSync('h2load', ['--version'], { encoding: 'utf8' }).trim()),
+  fastify: packageVersion('fastify'),
+};
 const table = [...rows].map(([name, r]) => ({
   name,
   rps: sig(median(r.rps)),
