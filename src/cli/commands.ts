@@ -13,6 +13,7 @@ import { checkSettings, redactSettings, undeclaredSettings } from '../config/set
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
+import { TlsFileError } from '../utils/tls-files.ts';
 import { parseCli, USAGE } from './args.ts';
 import { devBanner, devConfig, devWatchPaths } from './dev.ts';
 import { discoverConfig, noConfigFile } from './discover-config.ts';
@@ -102,15 +103,23 @@ async function main(argv: readonly string[]): Promise<number> {
         const again = loadConfigFile(configFile).config;
         return dev ? devConfig(again, pretty) : again;
       };
-      const primary = new Primary({
-        config,
-        configFile,
-        load,
-        servicePath,
-        workerEntry,
-        logger,
-        ...(dev ? { onListening: (address) => process.stdout.write(devBanner(config, address, primary.metricsPort)) } : {}),
-      });
+      let primary: Primary;
+      try {
+        primary = new Primary({
+          config,
+          configFile,
+          load,
+          servicePath,
+          workerEntry,
+          logger,
+          ...(dev ? { onListening: (address) => process.stdout.write(devBanner(config, address, primary.metricsPort)) } : {}),
+        });
+      } catch (error) {
+        // the certificate files changed for the worse since the config was read: as a config problem
+        if (!(error instanceof TlsFileError)) throw error;
+        process.stderr.write(`flotilla: ${configFile}: tls.${error.key}: ${error.message}\n`);
+        return 2;
+      }
       if (!dev) return primary.run();
       if (!pretty) logger.warn('JSON logs: for readable ones, npm install --save-dev pino-pretty');
       // chokidar is loaded by `dev` only
