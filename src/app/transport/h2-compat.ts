@@ -5,6 +5,10 @@ import type * as Http2 from 'node:http2';
  * relies on it, at no cost to HTTP/1.1:
  * - the request has a `Host` header when it has an `:authority` (RFC 9113 §8.3.1: they name the
  *   same thing), so `ctx.host`, CORS and the cross-origin checks read it as on HTTP/1.1;
+ * - a request whose HEADERS frame did not end the stream has a body: without a `Content-Length`
+ *   (optional on HTTP/2, where the stream's end ends the body), it says `Transfer-Encoding: chunked`,
+ *   as an HTTP/1.1 body of unknown length does, so the body readers (and Connect middlewares, which
+ *   ask the same headers) read it rather than take it for none;
  * - the response has node:http's `destroyed` (its stream's), which tells a gone client;
  * - `Connection` (and the other HTTP/1.1 connection headers) set on the response are dropped
  *   silently: HTTP/2 forbids them (RFC 9113 §8.2.2), and a connection is closed with GOAWAY instead.
@@ -19,6 +23,7 @@ export function compatClasses(http2: typeof Http2) {
       super(stream, headers, options as never, rawHeaders);
       const authority = headers[':authority'];
       if (headers.host === undefined && typeof authority === 'string') headers.host = authority;
+      if (!stream.endAfterHeaders && headers['content-length'] === undefined) headers['transfer-encoding'] = 'chunked';
     }
   }
   class Http2ServerResponse extends http2.Http2ServerResponse {
