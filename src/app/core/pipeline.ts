@@ -102,6 +102,8 @@ function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admit
   };
   ctx.res.once('finish', () => end(true));
   ctx.res.once('close', () => end(false));
+  // a request that waited in the queue may find its client gone: its response closed before anyone listened
+  if (ctx.res.destroyed) end(false);
   let routed: void | Promise<void>;
   try {
     // a request without a span of its own runs in the root context anyway: spare the context switch

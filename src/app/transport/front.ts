@@ -85,7 +85,8 @@ function http2Settings(config: ResolvedConfig, http2: typeof import('node:http2'
   return {
     ...compatClasses(http2),
     settings: { maxConcurrentStreams: config.limits.concurrentStreams, maxHeaderListSize: config.limits.headerBytes },
-    // requests refused past maxConcurrentStreams are counted by nghttp2; a client that keeps opening them is cut off
+    // streams past maxConcurrentStreams are refused (REFUSED_STREAM); a client that keeps opening them by the
+    // thousand is taken for a flood and cut off with GOAWAY (test/app/transport/h2-streams.test.ts)
     maxSessionRejectedStreams: 100,
   };
 }
