@@ -85,6 +85,31 @@ test('h2c: curl --http2-prior-knowledge and HTTP/1.1 on the same plain port; /he
   t.assert.strictEqual((await get(c.appPort, '/health')).status, 200);
 });
 
+test('balancing: primary: the primary hands over the raw connection, each worker speaks TLS, h2 and h2c on it', {
+  skip,
+}, async (t: TestContext) => {
+  const { dir, ca } = withCa(t);
+  const tls = await cluster(t, dir, {
+    http2: true,
+    cluster: { balancing: 'primary' },
+    tls: { certFile: 'server.pem', keyFile: 'server.key' },
+  });
+  const resolve = ['--cacert', ca.cert, '--resolve', `localhost:${tls.appPort}:127.0.0.1`, '-w', '\n%{http_version}'];
+  const pids = new Set<string>();
+  for (let i = 0; i < 6; i++) {
+    const version = i % 2 === 0 ? '--http2' : '--http1.1';
+    const reply = await curl([version, ...resolve, `https://localhost:${tls.appPort}/who`]);
+    t.assert.match(reply.out, i % 2 === 0 ? /^\{"pid":\d+\}\n2$/ : /^\{"pid":\d+\}\n1\.1$/, `${version}: ${reply.out}`);
+    pids.add(reply.out.split('\n')[0] ?? '');
+  }
+  t.assert.strictEqual(pids.size, 2, 'the primary handed connections to both workers');
+
+  const h2c = await cluster(t, tempFiles(t, {}), { http2: true, cluster: { balancing: 'primary' } });
+  const base = `http://127.0.0.1:${h2c.appPort}/who`;
+  t.assert.match((await curl(['--http2-prior-knowledge', '-w', '\n%{http_version}', base])).out, /\n2$/);
+  t.assert.match((await curl(['--http1.1', '-w', '\n%{http_version}', base])).out, /\n1\.1$/);
+});
+
 test('mTLS: a client certificate the CA issued is served, a handshake without one is refused', { skip }, async (t: TestContext) => {
   const { dir, ca } = withCa(t);
   const client = ca.issue('client', 'client', 'clientAuth');
