@@ -241,6 +241,11 @@ export const CONFIG_SCHEMA = object(
           description:
             "Most bytes of one session's data as JSON; a larger session is not saved and its request fails (500, logged with the size).",
         }),
+        memoryBytes: int(1_048_576, 17_179_869_184, {
+          default: 67_108_864,
+          description:
+            'With `store: memory`: most bytes all sessions may take (their ids and data as JSON). Past it, the sessions saved least recently are dropped to make room (a warning says how many, at most once a minute): a flood of new sessions cannot exhaust the memory of the process that keeps them.',
+        }),
       },
     ),
     compression: object(

@@ -17,7 +17,14 @@ export function openSessionStore(config: ResolvedConfig, logger: Logger): Sessio
   const url = config.coordination.url ?? '';
   return config.sessions.store === 'coordination' && url !== ''
     ? new CoordinatedSessionStore(config, url, logger)
-    : new MemorySessionStore();
+    : new MemorySessionStore({
+        maxBytes: config.sessions.memoryBytes,
+        onEvicted: (count) =>
+          logger.warn(
+            { evicted: count, memoryBytes: config.sessions.memoryBytes },
+            `sessions: ${count} dropped, the least recently saved, to stay within sessions.memoryBytes`,
+          ),
+      });
 }
 
 /** Sessions at the coordinator: Redis keys with their TTL, or rows of `flotilla_sessions`. */
