@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { type ClientHttp2Session, connect } from 'node:http2';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, type TestContext, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import type { App } from '../../../src/app/app.ts';
@@ -39,6 +42,9 @@ function h2(path: string, init: { method?: string; headers?: Record<string, stri
 }
 
 const json = (reply: H2Reply) => JSON.parse(reply.body.toString('utf8')) as Record<string, unknown>;
+
+const files = mkdtempSync(join(tmpdir(), 'flotilla-h2-static-'));
+writeFileSync(join(files, 'hello.txt'), 'hello over h2\n');
 
 before(async () => {
   ({ app, logs } = testApp({
@@ -89,6 +95,7 @@ before(async () => {
         timeoutMs: 50,
         handler: (ctx) => new Promise((resolve) => ctx.context().signal.addEventListener('abort', () => resolve({ late: true }))),
       },
+      { method: 'GET', path: '/socket', websocket: (socket) => socket.close() },
       {
         method: 'GET',
         path: '/connection-header',
@@ -100,6 +107,7 @@ before(async () => {
       },
     ),
   );
+  app.serveStatic('/files', files);
   listening = app.listen();
   ({ port } = await app.ready());
   session = connect(`http://127.0.0.1:${port}`);
@@ -113,6 +121,7 @@ after(async () => {
   session.close();
   await app.close();
   await listening;
+  rmSync(files, { recursive: true, force: true });
 });
 
 describe('the pipeline on h2c', () => {
@@ -184,6 +193,23 @@ describe('the pipeline on h2c', () => {
     t.assert.strictEqual(reply.status, 200);
     t.assert.strictEqual(reply.headers['connection'], undefined);
     t.assert.strictEqual(session.closed || session.destroyed, false, 'the session is still open');
+  });
+
+  test('static files: the file, a range of it, a 304 for its ETag', async (t: TestContext) => {
+    const whole = await h2('/files/hello.txt');
+    t.assert.strictEqual(whole.status, 200);
+    t.assert.strictEqual(whole.body.toString(), 'hello over h2\n');
+    const range = await h2('/files/hello.txt', { headers: { range: 'bytes=0-4' } });
+    t.assert.strictEqual(range.status, 206);
+    t.assert.strictEqual(range.body.toString(), 'hello');
+    const cached = await h2('/files/hello.txt', { headers: { 'if-none-match': String(whole.headers['etag']) } });
+    t.assert.strictEqual(cached.status, 304);
+  });
+
+  test('a WebSocket route asked over h2 is an ordinary request: 426, the socket stays on HTTP/1.1', async (t: TestContext) => {
+    const reply = await h2('/socket');
+    t.assert.strictEqual(reply.status, 426);
+    t.assert.strictEqual(json(reply)['code'], 'UPGRADE_REQUIRED');
   });
 
   test('/health and the docs answer; an unknown path is the 404 problem', async (t: TestContext) => {
