@@ -5,6 +5,7 @@ import type { Server as HttpsServer } from 'node:https';
 import { createRequire } from 'node:module';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { TlsMaterial } from '../../utils/tls-files.ts';
 import { compatClasses } from './h2-compat.ts';
@@ -65,9 +66,9 @@ const load = createRequire(import.meta.url);
  * The front `config` asks for: TLS when `material` is given (`tls` in the config), HTTP/2 beside
  * HTTP/1.1 with `http2`.
  */
-export function createFront(config: ResolvedConfig, material: TlsMaterial | undefined): Front {
-  if (material !== undefined) return config.http2 ? secureH2Front(config, material) : httpsFront(config, material);
-  return config.http2 ? h2cFront(config) : plainFront(createHttpServer(config));
+export function createFront(config: ResolvedConfig, material: TlsMaterial | undefined, logger?: Logger): Front {
+  if (material !== undefined) return config.http2 ? secureH2Front(config, material, logger) : httpsFront(config, material, logger);
+  return config.http2 ? h2cFront(config, logger) : plainFront(createHttpServer(config, logger));
 }
 
 /** The options of a TLS server's secure context: the pair, and for mTLS the client certificates' CA. */
@@ -140,15 +141,15 @@ function tlsFront(server: HttpsServer | Http2SecureServer, kind: FrontKind): Fro
   };
 }
 
-function httpsFront(config: ResolvedConfig, material: TlsMaterial): Front {
+function httpsFront(config: ResolvedConfig, material: TlsMaterial, logger: Logger | undefined): Front {
   const https = load('node:https') as typeof import('node:https');
   const server = https.createServer({ ...httpServerOptions(config), ...tlsOptions(config, material) });
   server.timeout = config.timeouts.socketMs;
-  onClientError(server, config);
+  onClientError(server, config, logger);
   return tlsFront(server, { tls: true, http2: false });
 }
 
-function secureH2Front(config: ResolvedConfig, material: TlsMaterial): Front {
+function secureH2Front(config: ResolvedConfig, material: TlsMaterial, logger: Logger | undefined): Front {
   const http2 = load('node:http2') as typeof import('node:http2');
   const server = http2.createSecureServer({
     ...httpServerOptions(config),
@@ -160,14 +161,14 @@ function secureH2Front(config: ResolvedConfig, material: TlsMaterial): Front {
   server.removeAllListeners('tlsClientError');
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
   server.setTimeout(config.timeouts.socketMs);
-  onClientError(server, config);
+  onClientError(server, config, logger);
   return tlsFront(server, { tls: true, http2: true });
 }
 
 /** h2c with prior knowledge and HTTP/1.1 on one plain port: each connection's first bytes choose its server. */
-function h2cFront(config: ResolvedConfig): Front {
+function h2cFront(config: ResolvedConfig, logger: Logger | undefined): Front {
   const http2 = load('node:http2') as typeof import('node:http2');
-  const h1 = createHttpServer(config);
+  const h1 = createHttpServer(config, logger);
   const h2: Http2Server = http2.createServer(http2Settings(config, http2));
   h2.setTimeout(config.timeouts.socketMs);
   const route = (socket: Socket, head: Buffer | undefined) =>

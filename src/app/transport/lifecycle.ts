@@ -148,7 +148,7 @@ export class Lifecycle {
     try {
       await runStartHooks(this.#parts.startHooks, this.#starting.signal);
       const { source, reusePort } = this.#parts;
-      const front = createFront(config, this.#parts.tls?.material());
+      const front = createFront(config, this.#parts.tls?.material(), logger);
       this.#front = front;
       this.#parts.tls?.attach(front);
       this.#connections = new ConnectionTracker(front, this.#parts.handler, {

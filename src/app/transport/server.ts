@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../../config/types.ts';
 import { ERROR_CODES, type ErrorCode, problemType } from '../../errors/codes.ts';
 import { createServer } from '../../utils/node-http.ts';
@@ -11,13 +13,13 @@ import { headerLines, securityHeaderList } from '../headers/security-headers.ts'
  * and time, bounded request time, keep-alive longer than common load
  * balancers' idle timeouts, and problem+json answers to malformed requests.
  */
-export function createHttpServer(config: ResolvedConfig): Server {
+export function createHttpServer(config: ResolvedConfig, logger?: Logger): Server {
   const server = createServer(httpServerOptions(config));
   server.maxRequestsPerSocket = 0;
   // Inactivity while a response is pending: a client that stops reading (slow read) is cut after this long
   // (by the ConnectionTracker, which resets rather than closes such a connection).
   server.timeout = config.timeouts.socketMs;
-  onClientError(server, config);
+  onClientError(server, config, logger);
   return server;
 }
 
@@ -36,11 +38,13 @@ export function httpServerOptions(config: ResolvedConfig) {
   };
 }
 
-/** Malformed HTTP/1.1 requests on `server` are answered with a problem (see `answerClientError`). */
-export function onClientError(server: EventEmitter, config: ResolvedConfig): void {
+/** Malformed HTTP/1.1 requests on `server` are answered with a problem and logged on `logger` (see `answerClientError`). */
+export function onClientError(server: EventEmitter, config: ResolvedConfig, logger: Logger | undefined): void {
   const headers = headerLines(securityHeaderList(config.securityHeaders));
   const { headerBytes } = config.limits;
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => answerClientError(error, socket, headerBytes, headers));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) =>
+    answerClientError(error, socket, headerBytes, headers, logger),
+  );
 }
 
 const CLIENT_ERRORS: Record<string, ErrorCode> = {
@@ -48,12 +52,17 @@ const CLIENT_ERRORS: Record<string, ErrorCode> = {
   ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
 };
 
-/** Malformed requests never reach the pipeline; answer them with a problem (and the security headers' raw lines) and close. */
+/**
+ * Malformed requests never reach the pipeline; answer them with a problem (and the security headers'
+ * raw lines) and close. Like every request, the answer has a request id (in the problem and
+ * `X-Request-Id`), and a log line carries it: a client that reports it can be found.
+ */
 function answerClientError(
   error: NodeJS.ErrnoException & { rawPacket?: Buffer },
   socket: Duplex,
   headerBytes: number,
   headers: string,
+  logger: Logger | undefined,
 ): void {
   if (!socket.writable || error.code === 'ECONNRESET') {
     socket.destroy();
@@ -62,10 +71,14 @@ function answerClientError(
   const targetTooLong = error.code === 'HPE_HEADER_OVERFLOW' && requestLineTooLong(error.rawPacket, headerBytes);
   const code = targetTooLong ? 'URI_TOO_LONG' : (CLIENT_ERRORS[error.code ?? ''] ?? 'BAD_REQUEST');
   const { status, title } = ERROR_CODES[code];
-  const body = JSON.stringify({ type: problemType(code), title, status, detail: 'the request could not be parsed', instance: '', code });
+  const requestId = randomUUID();
+  const detail = 'the request could not be parsed';
+  const body = JSON.stringify({ type: problemType(code), title, status, detail, instance: '', code, requestId });
   socket.end(
-    `HTTP/1.1 ${status} ${title}\r\n${headers}Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${title}\r\n${headers}X-Request-Id: ${requestId}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+  const ip = (socket as Duplex & { remoteAddress?: string }).remoteAddress;
+  logger?.info({ requestId, ip, status, code, reason: error.code }, 'request refused before it was parsed');
 }
 
 /**
