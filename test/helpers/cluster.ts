@@ -71,6 +71,27 @@ export async function who(port: number): Promise<number> {
   return (JSON.parse(reply.body) as { pid: number }).pid;
 }
 
+/**
+ * Asks, each time on a new connection, until every one of `pids` has answered: at least `min` times, at most 200.
+ * With kernel balancing the kernel picks the worker that accepts, and a busy machine may hand a long run of
+ * connections to one of them. Returns every answer, in order.
+ */
+export async function untilEachAnswered<T>(
+  pids: Iterable<number>,
+  ask: () => Promise<T>,
+  pidOf: (answer: T) => number,
+  min = 1,
+): Promise<T[]> {
+  const missing = new Set(pids);
+  const answers: T[] = [];
+  while (answers.length < 200 && (answers.length < min || missing.size > 0)) {
+    const answer = await ask();
+    missing.delete(pidOf(answer));
+    answers.push(answer);
+  }
+  return answers;
+}
+
 /** The value of one sample of a Prometheus text exposition, e.g. `sample(text, 'up{job="x"}')`; undefined when absent. */
 export function sample(exposition: string, series: string): number | undefined {
   for (const line of exposition.split('\n')) {

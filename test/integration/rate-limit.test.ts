@@ -2,7 +2,7 @@ import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { ClusterProcess } from '../../tools/cluster-process.ts';
-import { get, sample, scrapeUntil, startCluster } from '../helpers/cluster.ts';
+import { get, sample, scrapeUntil, startCluster, untilEachAnswered } from '../helpers/cluster.ts';
 import { httpRequest, type SimpleResponse } from '../helpers/http.ts';
 import { postgresServer, SKIP_WITHOUT_POSTGRES } from '../helpers/postgres-server.ts';
 import { redisServer, SKIP_WITHOUT_REDIS } from '../helpers/redis-server.ts';
@@ -85,13 +85,13 @@ test('2 workers: a login limited per account counts only failed logins, whicheve
     });
   // successful logins are taken back after their response: any number pass, one after the other
   // (counted as they arrive, more than 3 at once would be refused: requests together never pass the limit)
-  const good = [];
-  for (let i = 0; i < 12; i++) good.push(await login('ada', 'right'));
+  const pidOf = (r: SimpleResponse) => (JSON.parse(r.body) as { pid?: number }).pid ?? 0;
+  const good = await untilEachAnswered(cluster.workers.values(), () => login('ada', 'right'), pidOf, 12);
   t.assert.deepStrictEqual(
     good.map((r) => r.status),
-    Array(12).fill(200),
+    Array(good.length).fill(200),
   );
-  const pids = new Set(good.map((r) => (JSON.parse(r.body) as { pid: number }).pid));
+  const pids = new Set(good.map(pidOf));
   // three failures for one account, on fresh connections (so both workers), then even the right password is refused
   const failures = [];
   for (let i = 0; i < 3; i++) failures.push(await login('grace', 'wrong'));

@@ -12,7 +12,7 @@ const SERVICE = fileURLToPath(new URL('../fixtures/sessions/service.ts', import.
 /** What every cluster here runs: the fixture, and the secret its session cookies are signed with. */
 const BASE = { service: SERVICE, cookies: { secrets: ['the-sessions-integration-secret-of-32+-chars'] } };
 /** How many fresh connections a read may take to have reached every worker of a cluster. */
-const ATTEMPTS = 60;
+const ATTEMPTS = 200;
 
 /** The session cookie a response sets: its `sid=<value>` (what a client sends back) and its attributes. */
 interface SetCookie {

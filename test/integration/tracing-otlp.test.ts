@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { byMsg, startCluster, tempFiles } from '../helpers/cluster.ts';
+import { byMsg, startCluster, tempFiles, untilEachAnswered } from '../helpers/cluster.ts';
 
 const OTEL = fileURLToPath(new URL('../fixtures/tracing/otel.mjs', import.meta.url));
 
@@ -74,8 +74,12 @@ test('preload registers the current NodeSDK: the spans of both workers, the cron
   const { workers, appPort } = await cluster.ready();
   await cluster.waitFor(byMsg('fixture tick'), 'a cron tick in the service thread', 15_000);
 
-  const answered: { pid: number; traceId: string }[] = [];
-  for (let i = 0; i < 8; i++) answered.push(await whoTraced(appPort));
+  const answered = await untilEachAnswered(
+    workers.values(),
+    () => whoTraced(appPort),
+    (a) => a.pid,
+    8,
+  );
   t.assert.ok(
     answered.every((a) => /^[0-9a-f]{32}$/.test(a.traceId)),
     'every answer carries its recorded span (traceresponse)',

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { get, sample, scrapeUntil, startCluster, tempFiles } from '../helpers/cluster.ts';
+import { get, sample, scrapeUntil, startCluster, tempFiles, untilEachAnswered } from '../helpers/cluster.ts';
 
 /**
  * A service's own metric made with the classes `flotilla` re-exports (no `prom-client` import: the
@@ -34,26 +34,25 @@ export default defineService((app) => {
 });
 `;
 
-const ORDERS = 30;
-
 test('a Counter made with flotilla’s re-export lands in the cluster’s sum over 2 workers', async (t: TestContext) => {
   const dir = tempFiles(t, { 'service.ts': SERVICE });
   const cluster = startCluster(t, { config: { service: join(dir, 'service.ts') } });
-  const { appPort, metricsPort } = await cluster.ready();
+  const { appPort, metricsPort, workers } = await cluster.ready();
 
-  const pids = new Set<number>();
-  for (let i = 0; i < ORDERS; i++) {
+  const order = async () => {
     const reply = await get(appPort, '/order');
     t.assert.strictEqual(reply.status, 200, reply.body);
-    pids.add((JSON.parse(reply.body) as { pid: number }).pid);
-  }
-  t.assert.strictEqual(pids.size, 2, 'the orders were spread over both workers, so the total is a sum');
+    return (JSON.parse(reply.body) as { pid: number }).pid;
+  };
+  const pids = await untilEachAnswered(workers.values(), order, (pid) => pid, 30);
+  t.assert.strictEqual(new Set(pids).size, 2, 'the orders were spread over both workers, so the total is a sum');
+  const orders = pids.length;
 
-  const text = await scrapeUntil(metricsPort, (body) => sample(body, 'shop_orders_total{kind="web"}') === ORDERS);
-  t.assert.strictEqual(sample(text, 'shop_orders_total{kind="web"}'), ORDERS);
-  t.assert.strictEqual(sample(text, 'shop_order_items_count'), ORDERS, 'a Histogram is summed too');
+  const text = await scrapeUntil(metricsPort, (body) => sample(body, 'shop_orders_total{kind="web"}') === orders);
+  t.assert.strictEqual(sample(text, 'shop_orders_total{kind="web"}'), orders);
+  t.assert.strictEqual(sample(text, 'shop_order_items_count'), orders, 'a Histogram is summed too');
   t.assert.strictEqual(sample(text, 'shop_order_items_bucket{le="1"}'), 0);
-  t.assert.strictEqual(sample(text, 'shop_order_items_bucket{le="5"}'), ORDERS);
+  t.assert.strictEqual(sample(text, 'shop_order_items_bucket{le="5"}'), orders);
   t.assert.match(text, /^# TYPE shop_order_seconds summary$/m, 'a Summary is there');
   t.assert.match(text, /^# TYPE shop_open_carts gauge$/m, 'a Gauge is there');
 });

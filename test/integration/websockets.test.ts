@@ -33,7 +33,7 @@ function post(port: number, path: string, body: string): Promise<number> {
 async function socketsOnBothWorkers(port: number, count: number): Promise<{ sockets: TestSocket[]; pids: Map<TestSocket, string> }> {
   const sockets: TestSocket[] = [];
   const pids = new Map<TestSocket, string>();
-  for (let i = 0; i < 40 && (sockets.length < count || new Set(pids.values()).size < 2); i++) {
+  for (let i = 0; i < 200 && (sockets.length < count || new Set(pids.values()).size < 2); i++) {
     const socket = await openSocket(`ws://127.0.0.1:${port}/live`);
     const [hello] = await socket.received(1);
     pids.set(socket, String(hello).slice('hello '.length));
