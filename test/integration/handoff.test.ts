@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { get, sample, scrapeUntil, startCluster, who } from '../helpers/cluster.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { get, sample, scrapeUntil, startCluster, tempFiles, who } from '../helpers/cluster.ts';
 
 /** These tests are about the primary's hand-off: `balancing: primary` (the default is `kernel`). */
 const PRIMARY = { cluster: { balancing: 'primary' } };
@@ -49,12 +52,27 @@ function rawRequest(port: number, request: string | Buffer, timeoutMs = 15_000):
 /** Resolves once `n` connections' worth of time has let the primary hand them over: a few event-loop turns there. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
 
+/**
+ * `count` requests to `path` (`/busy` or `/hang`, which block a worker each): resolves once that many workers
+ * have started to block (the fixture marks it in a file), with the answers to come. A loaded machine may take
+ * a while to get there, and a worker that has not started blocking yet still takes connections.
+ */
+async function blocking(t: TestContext, port: number, path: string, count: number): Promise<Promise<Outcome>[]> {
+  const mark = join(tempFiles(t, { blocked: '' }), 'blocked');
+  const marked = `${path}${path.includes('?') ? '&' : '?'}mark=${encodeURIComponent(mark)}`;
+  const answers = Array.from({ length: count }, () => rawGet(port, marked, 60_000));
+  const blocked = () => new Set(readFileSync(mark, 'utf8').split('\n').filter(Boolean)).size;
+  for (const deadline = Date.now() + 15_000; blocked() < count; await sleep(10)) {
+    if (Date.now() > deadline) throw new Error(`${blocked()} of ${count} workers started to block`);
+  }
+  return answers;
+}
+
 test('with every worker saturated, the primary answers the excess itself: 503 OVERLOADED with Retry-After', async (t: TestContext) => {
   const cluster = startCluster(t, { config: PRIMARY });
   const { appPort, metricsPort } = await cluster.ready();
   // one blocking request per worker: neither reads its IPC channel for 3 s
-  const busy = [rawGet(appPort, '/busy?ms=3000'), rawGet(appPort, '/busy?ms=3000')];
-  await settle();
+  const busy = await blocking(t, appPort, '/busy?ms=3000', 2);
   // each blocked worker may still be handed up to 4 (it acknowledged its last within 2 ms); the rest waits
   const excess = await Promise.all(Array.from({ length: 16 }, () => rawGet(appPort, '/who')));
   const shed = excess.filter((o) => o.status === 503);
@@ -83,8 +101,7 @@ test('a connection whose client left while it waited in the primary is never han
   // a queue that never sheds: the connection waits until a worker is free again
   const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort, metricsPort } = await cluster.ready();
-  const busy = [rawGet(appPort, '/busy?ms=2000'), rawGet(appPort, '/busy?ms=2000')];
-  await settle();
+  const busy = await blocking(t, appPort, '/busy?ms=3000', 2);
   // one more per worker: handed over, waiting in the workers' channels
   const handed = [rawGet(appPort, '/who'), rawGet(appPort, '/who')];
   await settle();
@@ -106,8 +123,7 @@ test('a stuck worker receives no new connection after the first it cannot acknow
   // the watchdog off: the stuck worker stays stuck for the whole test
   const cluster = startCluster(t, { config: { cluster: { balancing: 'primary', heartbeatTimeoutMs: 0 } } });
   const { appPort, workers } = await cluster.ready();
-  void rawGet(appPort, '/hang', 60_000);
-  await settle();
+  await blocking(t, appPort, '/hang', 1);
   const answered: number[] = [];
   let unanswered = 0;
   for (let i = 0; i < 20; i++) {
@@ -126,8 +142,7 @@ test('a stuck worker receives no new connection after the first it cannot acknow
 test('SIGTERM with connections queued in the primary: each is answered, none is reset', async (t: TestContext) => {
   const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort } = await cluster.ready();
-  const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
-  await settle();
+  const busy = await blocking(t, appPort, '/busy?ms=2000', 2);
   const queued = Array.from({ length: 20 }, () => rawGet(appPort, '/who'));
   await settle();
   cluster.signal('SIGTERM');
@@ -143,8 +158,7 @@ test('SIGTERM with connections queued in the primary: each is answered, none is 
 test('a large upload that waited in the primary reaches the worker whole', async (t: TestContext) => {
   const cluster = startCluster(t, { config: { ...PRIMARY, overload: { queueTargetMs: 60_000, queueIntervalMs: 60_000 } } });
   const { appPort } = await cluster.ready();
-  const busy = [rawGet(appPort, '/busy?ms=1500'), rawGet(appPort, '/busy?ms=1500')];
-  await settle();
+  const busy = await blocking(t, appPort, '/busy?ms=2000', 2);
   const handed = [rawGet(appPort, '/who'), rawGet(appPort, '/who')];
   await settle();
   // queued in the primary, which reads its head and part of its body before a worker is free
