@@ -11,7 +11,8 @@ import type * as Http2 from 'node:http2';
  *   ask the same headers) read it rather than take it for none;
  * - the response has node:http's `destroyed` (its stream's), which tells a gone client;
  * - `Connection` (and the other HTTP/1.1 connection headers) set on the response are dropped
- *   silently: HTTP/2 forbids them (RFC 9113 §8.2.2), and a connection is closed with GOAWAY instead.
+ *   silently: HTTP/2 forbids them (RFC 9113 §8.2.2), and a connection is closed with GOAWAY instead;
+ * - `setHeader` returns the response, as node:http's does, so that calls chain (Connect middlewares).
  *
  * @example
  * const classes = compatClasses(require('node:http2'));
@@ -27,8 +28,9 @@ export function compatClasses(http2: typeof Http2) {
     }
   }
   class Http2ServerResponse extends http2.Http2ServerResponse {
-    override setHeader(name: string, value: number | string | readonly string[]): void {
+    override setHeader(name: string, value: number | string | readonly string[]): this {
       if (!CONNECTION_HEADERS.has(name.toLowerCase())) super.setHeader(name, value);
+      return this;
     }
   }
   // an accessor (node:http2 has no such property, its types say one)
