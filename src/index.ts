@@ -25,7 +25,7 @@ export { Ctx, type RequestState } from './app/core/ctx.ts';
 export { currentContext } from './app/core/current-context.ts';
 export { Group } from './app/core/group.ts';
 export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
-export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module } from './app/core/registrar.ts';
+export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module, Registrar } from './app/core/registrar.ts';
 export type { Repository, RequestContext } from './app/core/request-context.ts';
 export type { Handler, HttpMethod, JsonSchema, Middleware, RequestHook, Route, RouteSchema } from './app/core/route.ts';
 export type { RouteProblem } from './app/core/route-problems.ts';

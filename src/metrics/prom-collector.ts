@@ -34,7 +34,7 @@ type Recorder = (m: RequestMetric, seconds: number) => void;
  * The default {@link MetricsCollector}: `http_requests_total` (counter) and
  * `http_request_duration_seconds` (histogram), both labelled
  * `{method, route, status}` with `route` the route template, on a prom-client
- * registry. They are kept in a {@link RequestMetricsStore} registered on the
+ * registry. They are kept in a `RequestMetricsStore` (`request-metrics-store.ts`) registered on the
  * registry (per request three Map lookups, no allocation once the series exists, where prom-client
  * hashes a label object per `inc` and `observe`); the registry's text and JSON
  * are exactly those of a prom-client Counter and Histogram fed the same requests.

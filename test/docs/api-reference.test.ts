@@ -1,10 +1,13 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { API_REFERENCE, differences, filesUnder, generateApiReference } from '../../tools/api-reference.ts';
 
 // The API reference cannot drift: every export of `flotilla` (src/index.ts, runtime values and types
 // alike) must be documented in docs/reference/api.md, as a code span that starts with its name
-// (`StartHook`, `defineService(setup)`, `new App(config?, options?)`, `PathParams<Path>`).
+// (`StartHook`, `defineService(setup)`, `new App(config?, options?)`, `PathParams<Path>`); and the
+// pages TypeDoc generates from the declarations (docs/reference/api/, `npm run docs`) must be those the
+// current src/ gives, one for each export.
 
 const root = resolve(import.meta.dirname, '../..');
 const INDEX = 'src/index.ts';
@@ -155,6 +158,23 @@ test(`every export of flotilla is documented in ${REFERENCE}`, (t: TestContext) 
   t.assert.deepStrictEqual(missing, [], `exports missing from ${REFERENCE} (add a row, or a backticked name in one)`);
 });
 
+test(`the generated reference (${API_REFERENCE}/) is what the current src/ generates, a page for every export`, (t: TestContext) => {
+  mkdirSync(join(root, 'node_modules/.cache'), { recursive: true });
+  const out = mkdtempSync(join(root, 'node_modules/.cache/api-reference-check-'));
+  t.after(() => rmSync(out, { recursive: true, force: true }));
+  generateApiReference(out);
+  const generated = filesUnder(out);
+  t.assert.deepStrictEqual(differences(generated, filesUnder(join(root, API_REFERENCE))), [], 'run `npm run docs`, and commit its pages');
+  // the index of the pages links each export by its name
+  const listed = new Set([...(generated.get('README.md') ?? '').matchAll(/^- \[([^\]]+)\]\(/gm)].map((m) => m[1]!.replace(/\\(.)/g, '$1')));
+  t.assert.deepStrictEqual(
+    index.exports.map((e) => e.name).filter((name) => !listed.has(name)),
+    [],
+    `exports without a page in ${API_REFERENCE}/README.md`,
+  );
+  t.assert.ok(readFileSync(join(root, REFERENCE), 'utf8').includes('](api/README.md)'), `${REFERENCE} links the generated pages`);
+});
+
 test('the checks catch what they are for', (t: TestContext) => {
   const planted = exportsOf(
     [
@@ -176,5 +196,16 @@ test('the checks catch what they are for', (t: TestContext) => {
     'Fenced',
     'Pag',
     'NoSuchExport',
+  ]);
+  const pages = new Map([
+    ['README.md', '- [App](classes/App.md)'],
+    ['classes/App.md', '# App'],
+  ]);
+  t.assert.deepStrictEqual(differences(pages, new Map([...pages, ['classes/Gone.md', '# Gone']])), [
+    'classes/Gone.md: no longer generated',
+  ]);
+  t.assert.deepStrictEqual(differences(pages, new Map([['classes/App.md', '# App, edited by hand']])), [
+    'README.md: missing',
+    'classes/App.md: not what src/ generates',
   ]);
 });

@@ -37,7 +37,7 @@ export interface TypeProvider {
  *   TypeBox's `~kind` marks) as TypeBox's `Static` types it. flotilla does not import `typebox`,
  *   not even its types, so that its declarations still compile where `typebox` is not installed: it
  *   reads the same `~kind`, `~optional`, `~readonly` marks TypeBox's `Static` reads (see
- *   {@link TypeBoxStatic}). `Type.Cyclic`, `Type.Ref` and `Type.This` are not followed (`unknown`);
+ *   `TypeBoxStatic`). `Type.Cyclic`, `Type.Ref` and `Type.This` are not followed (`unknown`);
  *   a `Type.Codec` is its encoded (wire) type, which is what ajv validates;
  * - any other JSON Schema object written `as const` (or passed straight to `defineRoute`) by
  *   json-schema-to-ts's `FromSchema`. Validated values have the schema's defaults (ajv applies
