@@ -128,9 +128,10 @@ export interface AppOptions {
 export type AppConfig = Omit<KConfig, 'rateLimit'> & { rateLimit?: RateLimitOptions };
 
 /**
- * The application (seed: `core.New(cfg) *App`): request logging, CORS,
- * recovery, the error handler, `GET /health` and the docs routes are set up
- * by the constructor, in this order.
+ * The application: request logging, CORS, recovery, the error handler,
+ * `GET /health` and the docs routes are set up by the constructor, in this
+ * order. In a cluster, each worker runs one, and so does the primary's service
+ * thread (`role`); a test makes one and calls `inject`.
  *
  * @example
  * const app = new App({ serviceName: 'books', port: 3000 });

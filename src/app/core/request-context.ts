@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import type { Page, PageQuery } from '../pagination/page.ts';
 
 /**
- * Request-scoped context handed to repositories and services (the seed's
- * `context.Context`).
+ * Request-scoped context handed to repositories and services: the request's
+ * id, logger, cancellation signal, trace context and state, without the HTTP parts.
  *
  * @example
  * const page = await repo.findAll(ctx.context(), ctx.parsePagination());
