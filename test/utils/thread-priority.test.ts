@@ -12,7 +12,10 @@ const lowered = lowerThreadPriority(10);
 parentPort.postMessage({ lowered, thread: getPriority(tid), process: getPriority(process.pid) });
 `;
 
-test('lowerThreadPriority lowers the calling thread alone (Linux)', { skip: process.platform !== 'linux', timeout: 30_000 }, async (t: TestContext) => {
+test('lowerThreadPriority lowers the calling thread alone (Linux)', {
+  skip: process.platform !== 'linux',
+  timeout: 30_000,
+}, async (t: TestContext) => {
   const { getPriority } = await import('node:os');
   const before = getPriority(process.pid);
   const worker = new Worker(new URL(`data:text/javascript,${encodeURIComponent(CHILD)}`), {
