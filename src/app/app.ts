@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
-import type { DestinationStream, Logger } from 'pino';
+import type { Logger } from 'pino';
 import { type Counter, Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
 import { checkSecurity } from '../config/security-requirements.ts';
@@ -26,12 +26,11 @@ import { shedCounter } from '../metrics/shed-metrics.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
-import { compressionOf } from './compression/compression.ts';
-import { CookieSigner } from './cookies/cookie-signer.ts';
-import { attachSocket, type Ctx, type CtxScope } from './core/ctx.ts';
+import { type AppConfig, type AppOptions, splitRateLimitKey } from './app-options.ts';
+import { attachSocket, type Ctx } from './core/ctx.ts';
 import { type AddRoute, Group, groupArgs } from './core/group.ts';
-import { createRequestHandler, handlerTimedOut, type PipelineHost } from './core/pipeline.ts';
-import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
+import { createRequestHandler } from './core/pipeline.ts';
+import { type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
 import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
 import type { DocumentedRoute } from './core/route-schemas.ts';
@@ -39,22 +38,18 @@ import { type RouteRegistration, Router } from './core/router.ts';
 import { checkHook, type HookChain, type Seams } from './core/seams.ts';
 import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
 import { docsRoutes } from './docs/swagger-ui.ts';
-import { createCors } from './headers/cors.ts';
-import { crossOriginCheck } from './headers/cross-origin.ts';
-import { securityHeaderList } from './headers/security-headers.ts';
-import { compileTrust } from './headers/trusted-proxy.ts';
 import { healthRoute } from './health/health.ts';
 import { GlobalTracer } from './observability/global-tracer.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Admission } from './overload/admission.ts';
 import { appAdmission } from './overload/app-admission.ts';
-import { HandlerTimeouts } from './overload/handler-timeouts.ts';
+import type { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import { InFlight, type RequestRoutes } from './overload/in-flight.ts';
+import { appPipelineHost } from './pipeline-host.ts';
 import { appLimits } from './rate-limit/app-limits.ts';
 import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
 import { staticRoutes } from './static/serve-static.ts';
 import type { StaticOptions } from './static/static-options.ts';
-import type { ConnectionSource } from './transport/connection-source.ts';
 import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
 import { Lifecycle } from './transport/lifecycle.ts';
 import type { ShutdownHook } from './transport/shutdown.ts';
@@ -66,66 +61,8 @@ import { localTopics, publishedPayload } from './websocket/topic-transport.ts';
 import type { WebSocketHub } from './websocket/websocket-hub.ts';
 import { upgradeListener, webSocketHandler } from './websocket/websocket-route.ts';
 
+export type { AppConfig, AppOptions } from './app-options.ts';
 export type { AppRole } from './core/registrar.ts';
-
-/**
- * How an App is hosted. Users leave these out; the cluster's worker process
- * sets them (`src/worker/worker-main.ts`) to hand signals, schedulers and the
- * metrics endpoint to the primary.
- */
-export interface AppOptions {
-  /** Where log lines go (default: stdout). */
-  logStream?: DestinationStream;
-  /** Where the setup runs, as `app.role` tells it (default `standalone`): information, it changes nothing here. */
-  role?: AppRole;
-  /** Extra fields on every log line (the cluster sets the worker slot). */
-  logBindings?: Record<string, unknown>;
-  /** Trap SIGINT/SIGTERM in `listen()` (default true). */
-  handleSignals?: boolean;
-  /**
-   * Run the schedulers registered with `registerScheduler` and the `beforeServe` hooks (default true; the
-   * cluster runs them once, in its primary).
-   */
-  runSchedulers?: boolean;
-  /** Serve this App's registry on `metrics.port` (default: when the config given has `metrics`). */
-  serveMetrics?: boolean;
-  /** Add the process metrics (`process_*`, `nodejs_*`) to the registry (default: as `serveMetrics`). */
-  processMetrics?: boolean;
-  /**
-   * Listen with SO_REUSEPORT (Linux): beside other processes listening on the same port with it, the
-   * kernel spreading new connections among them by a hash of their addresses (default false; a cluster
-   * shares one socket among its workers instead, see `cluster.balancing`).
-   */
-  reusePort?: boolean;
-  /** Bind no socket: the connections come from this source (the cluster's primary hands them over). */
-  connections?: ConnectionSource;
-  /**
-   * Where rate limits are counted (default: in this process, or at the coordinator with
-   * `coordination.url`); a cluster worker counts at its primary, for the whole cluster.
-   */
-  counterStore?: CounterStore;
-  /**
-   * Where sessions are kept (default: `sessions.store` of the config, opened on the first
-   * `ctx.session()`); a cluster worker keeps them at its primary.
-   */
-  sessionStore?: SessionStore;
-  /** How `app.publish` reaches the other processes (default: this App's own sockets only; a cluster worker goes through its primary). */
-  topics?: TopicTransport;
-  /**
-   * With `tls`: poll the certificate files and load a changed pair, and export its expiry (default true).
-   * A cluster worker leaves it to its primary, which hands the pair over (`app.useCertificates`).
-   */
-  watchCertificates?: boolean;
-}
-
-/**
- * What `new App(config)` takes: a {@link KConfig}, whose `rateLimit` may also carry a `key`
- * function in code (the YAML file's cannot).
- *
- * @example
- * new App({ rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => String(ctx.headers['x-api-key']) } });
- */
-export type AppConfig = Omit<KConfig, 'rateLimit'> & { rateLimit?: RateLimitOptions };
 
 /**
  * The application: request logging, CORS, recovery, the error handler,
@@ -155,7 +92,7 @@ export class App implements Registrar {
   readonly #seams: Seams = {};
   readonly #registry: Registry;
   readonly #admission: Admission | undefined;
-  #timeouts: HandlerTimeouts<Ctx> | undefined;
+  readonly #timeouts: HandlerTimeouts<Ctx>;
   readonly #shed: Counter<'reason'> | undefined;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
@@ -218,7 +155,40 @@ export class App implements Registrar {
     this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
     if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
-    this.#handler = createRequestHandler(this.#pipelineHost());
+    const app = this;
+    const host = appPipelineHost({
+      config: this.config,
+      logger: this.logger,
+      router: this.#router,
+      inFlight: this.#inFlight,
+      drain: this.#drain.signal,
+      deadline: this.#deadline.signal,
+      requestHooks: this.#requestHooks,
+      seams: this.#seams,
+      wire: this.#wire,
+      admission: this.#admission,
+      shed: this.#shed,
+      sessionStore: () => {
+        this.#sessionStore ??= openSessionStore(this.config, this.logger);
+        return this.#sessionStore;
+      },
+      live: {
+        get closingConnections() {
+          return app.#lifecycle.closingConnections;
+        },
+        get metrics() {
+          return app.#metrics;
+        },
+        get tracer() {
+          return app.#tracer;
+        },
+        get translator() {
+          return app.#translator;
+        },
+      },
+    });
+    this.#timeouts = host.timeouts;
+    this.#handler = createRequestHandler(host);
     // a standalone App with coordination.url reaches the other replicas itself; a cluster worker's go through its primary
     const replicas =
       options.topics === undefined && this.role === 'standalone' && this.config.coordination.url !== undefined
@@ -259,7 +229,7 @@ export class App implements Registrar {
       // the App has closed: no timer of its own may outlive it
       closed: () => {
         this.#admission?.stop();
-        this.#timeouts?.stop();
+        this.#timeouts.stop();
         this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
         this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
       },
@@ -596,64 +566,6 @@ export class App implements Registrar {
     return this.#hub;
   }
 
-  #pipelineHost(): PipelineHost {
-    const app = this;
-    const scope: CtxScope = {
-      logger: this.logger,
-      deadline: this.#deadline.signal,
-      cookieSigner: this.config.cookies.secrets.length > 0 ? new CookieSigner(this.config.cookies.secrets) : undefined,
-      trustProxy: compileTrust(this.config.trustProxy),
-      sessions: {
-        store: () => {
-          this.#sessionStore ??= openSessionStore(this.config, this.logger);
-          return this.#sessionStore;
-        },
-        ttlMs: this.config.sessions.ttlMs,
-        cookieName: this.config.sessions.cookieName,
-        maxBytes: this.config.sessions.maxBytes,
-        alwaysSecure: this.config.env !== 'development',
-      },
-      get translator() {
-        return app.#translator;
-      },
-    };
-    // one timer for every request's handler timeout; it calls back into the pipeline of this host
-    const timeouts = new HandlerTimeouts<Ctx>(this.#inFlight, (ctx) => handlerTimedOut(host, ctx));
-    this.#timeouts = timeouts;
-    const host: PipelineHost = {
-      router: this.#router,
-      drain: this.#drain.signal,
-      requestHooks: this.#requestHooks,
-      seams: this.#seams,
-      cors: createCors(this.config.cors),
-      crossOrigin: this.config.csrf.enabled
-        ? crossOriginCheck([...this.config.csrf.trustedOrigins, ...this.config.cors.origins.filter((o) => o !== '*')])
-        : undefined,
-      scope,
-      logger: this.logger,
-      production: this.config.env === 'production',
-      logRequests: this.config.logging.requests,
-      wire: this.#wire,
-      inFlight: this.#inFlight,
-      get closingConnections() {
-        return app.#lifecycle.closingConnections;
-      },
-      get metrics() {
-        return app.#metrics;
-      },
-      get tracer() {
-        return app.#tracer;
-      },
-      timeouts,
-      admission: this.#admission,
-      retryAfterS: this.config.overload.retryAfterS,
-      shed: this.#shed,
-      securityHeaders: securityHeaderList(this.config.securityHeaders),
-      compression: compressionOf(this.config.compression),
-    };
-    return host;
-  }
-
   #healthSource() {
     const app = this;
     return {
@@ -668,19 +580,6 @@ export class App implements Registrar {
 }
 
 export type { AddressInfo, InjectResponse, Server };
-
-/**
- * The config without `rateLimit.key` (a function: not for the schema, nor for a YAML file), and the key.
- * A config with none is returned as is (a resolved one stays resolved).
- */
-function splitRateLimitKey(config: KConfig | AppConfig | undefined): { plain: KConfig | undefined; key: unknown } {
-  const limit = config?.rateLimit as Record<string, unknown> | undefined;
-  if (config === undefined || typeof limit !== 'object' || limit === null || !('key' in limit)) {
-    return { plain: config as KConfig | undefined, key: undefined };
-  }
-  const { key, ...rest } = limit;
-  return { plain: { ...config, rateLimit: rest } as KConfig, key };
-}
 
 function withoutListenerLimit(controller: AbortController): AbortController {
   setMaxListeners(0, controller.signal);

@@ -27,8 +27,8 @@ const FORBIDDEN: Record<string, readonly string[]> = {
 /**
  * The folders of src/app/ around its core (ARCHITECTURE.md, "Inside src/app"). The core's parts are
  * what the core is built from: it imports them, they import nothing of it. The features plug into the
- * core: they read its types only, and the core knows none of them. The facade (`app.ts`,
- * `define-service.ts`) wires them together. A new folder must take a side here.
+ * core: they read its types only, and the core knows none of them. The facade (the files at the root
+ * of src/app/: `app.ts`, `define-service.ts`, `app-options.ts`, `pipeline-host.ts`) wires them together. A new folder must take a side here.
  */
 const CORE_PARTS = [
   'app/bodies',

@@ -1,0 +1,116 @@
+import type { Tracer } from '@opentelemetry/api';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import type { ResolvedConfig } from '../config/types.ts';
+import type { SessionStore } from '../coordination/session-store.ts';
+import type { Translator } from '../i18n/translator.ts';
+import type { MetricsCollector } from '../metrics/metrics-collector.ts';
+import type { WireMetrics } from '../metrics/protocol-metrics.ts';
+import { compressionOf } from './compression/compression.ts';
+import { CookieSigner } from './cookies/cookie-signer.ts';
+import type { Ctx, CtxScope } from './core/ctx.ts';
+import { handlerTimedOut, type PipelineHost } from './core/pipeline.ts';
+import type { Router } from './core/router.ts';
+import type { HookChain, Seams } from './core/seams.ts';
+import { createCors } from './headers/cors.ts';
+import { crossOriginCheck } from './headers/cross-origin.ts';
+import { securityHeaderList } from './headers/security-headers.ts';
+import { compileTrust } from './headers/trusted-proxy.ts';
+import type { Admission } from './overload/admission.ts';
+import { HandlerTimeouts } from './overload/handler-timeouts.ts';
+import type { InFlight } from './overload/in-flight.ts';
+
+/** What the pipeline reads of the App on every request, because it changes after the App is built. */
+export interface LiveParts {
+  /** The lifecycle's: the server is closing its connections (a reply then says `Connection: close`). */
+  readonly closingConnections: boolean;
+  /** `app.setMetricsCollector`'s, or the App's own. */
+  readonly metrics: MetricsCollector | undefined;
+  /** `app.setTracer`'s, or the App's own. */
+  readonly tracer: Tracer;
+  /** `app.setTranslator`'s, or the one of `i18n`. */
+  readonly translator: Translator | undefined;
+}
+
+/** The App's parts its request pipeline runs on (see `appPipelineHost`). */
+export interface PipelineParts {
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
+  readonly router: Router;
+  readonly inFlight: InFlight;
+  /** Aborts when the App starts draining. */
+  readonly drain: AbortSignal;
+  /** Aborts when the shutdown deadline passes. */
+  readonly deadline: AbortSignal;
+  readonly requestHooks: HookChain[number];
+  readonly seams: Seams;
+  readonly wire: WireMetrics | undefined;
+  readonly admission: Admission | undefined;
+  readonly shed: Counter<'reason'> | undefined;
+  /** The store of `ctx.session()`, opened on first use. */
+  sessionStore(): SessionStore;
+  readonly live: LiveParts;
+}
+
+/**
+ * The host of an App's request pipeline (`createRequestHandler`): what the config decides once (CORS,
+ * the cross-origin check, security headers, compression, trusted proxies, cookie signing, sessions)
+ * computed here, at construction, and the App's parts it is given. Its handler timeouts are one timer
+ * for every request (`host.timeouts`, which the App stops when it closes).
+ *
+ * @example
+ * const host = appPipelineHost({ config, logger, router, …, live: app });
+ * const handler = createRequestHandler(host);
+ */
+export function appPipelineHost(parts: PipelineParts): PipelineHost {
+  const { config, live } = parts;
+  const scope: CtxScope = {
+    logger: parts.logger,
+    deadline: parts.deadline,
+    cookieSigner: config.cookies.secrets.length > 0 ? new CookieSigner(config.cookies.secrets) : undefined,
+    trustProxy: compileTrust(config.trustProxy),
+    sessions: {
+      store: parts.sessionStore,
+      ttlMs: config.sessions.ttlMs,
+      cookieName: config.sessions.cookieName,
+      maxBytes: config.sessions.maxBytes,
+      alwaysSecure: config.env !== 'development',
+    },
+    get translator() {
+      return live.translator;
+    },
+  };
+  const host: PipelineHost = {
+    router: parts.router,
+    drain: parts.drain,
+    requestHooks: parts.requestHooks,
+    seams: parts.seams,
+    cors: createCors(config.cors),
+    crossOrigin: config.csrf.enabled
+      ? crossOriginCheck([...config.csrf.trustedOrigins, ...config.cors.origins.filter((o) => o !== '*')])
+      : undefined,
+    scope,
+    logger: parts.logger,
+    production: config.env === 'production',
+    logRequests: config.logging.requests,
+    wire: parts.wire,
+    inFlight: parts.inFlight,
+    get closingConnections() {
+      return live.closingConnections;
+    },
+    get metrics() {
+      return live.metrics;
+    },
+    get tracer() {
+      return live.tracer;
+    },
+    // it calls back into the pipeline of this host
+    timeouts: new HandlerTimeouts<Ctx>(parts.inFlight, (ctx) => handlerTimedOut(host, ctx)),
+    admission: parts.admission,
+    retryAfterS: config.overload.retryAfterS,
+    shed: parts.shed,
+    securityHeaders: securityHeaderList(config.securityHeaders),
+    compression: compressionOf(config.compression),
+  };
+  return host;
+}
