@@ -27,9 +27,9 @@ import { publishCounter } from '../metrics/websocket-metrics.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { type AppConfig, type AppOptions, splitRateLimitKey } from './app-options.ts';
-import { attachSocket, type Ctx } from './core/ctx.ts';
+import { attachSocket } from './core/ctx.ts';
 import { type AddRoute, Group, groupArgs } from './core/group.ts';
-import { createRequestHandler } from './core/pipeline.ts';
+import { createRequestHandler, type PipelineHost } from './core/pipeline.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
 import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
@@ -43,7 +43,6 @@ import { GlobalTracer } from './observability/global-tracer.ts';
 import { createLogger } from './observability/logger.ts';
 import type { Admission } from './overload/admission.ts';
 import { appAdmission } from './overload/app-admission.ts';
-import type { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import { InFlight, type RequestRoutes } from './overload/in-flight.ts';
 import { appPipelineHost } from './pipeline-host.ts';
 import { appLimits } from './rate-limit/app-limits.ts';
@@ -92,15 +91,13 @@ export class App implements Registrar {
   readonly #seams: Seams = {};
   readonly #registry: Registry;
   readonly #admission: Admission | undefined;
-  readonly #timeouts: HandlerTimeouts<Ctx>;
   readonly #shed: Counter<'reason'> | undefined;
   readonly #handler: ReturnType<typeof createRequestHandler>;
   readonly #lifecycle: Lifecycle;
   readonly #tls: TlsCertificates | undefined;
   #wire: WireMetrics | undefined;
-  #metrics: MetricsCollector | undefined;
-  #tracer: Tracer;
-  #translator: Translator | undefined;
+  /** The request pipeline's host: `setMetricsCollector`, `setTracer` and `setTranslator` write into it. */
+  readonly #host: PipelineHost;
   readonly #runSchedulers: boolean;
   readonly #startHooks: StartHook[] = [];
   #openapi: { version: string; document: OpenApiDocument } | undefined;
@@ -143,8 +140,9 @@ export class App implements Registrar {
     this.#registry = new Registry();
     const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
     if (options.processMetrics ?? serveMetrics) registerProcessMetrics(this.#registry);
+    // the request metrics first: the registry's exposition keeps registration order
+    const metrics = this.config.metrics.enabled ? new PromMetricsCollector(this.#registry) : undefined;
     if (this.config.metrics.enabled) {
-      this.#metrics = new PromMetricsCollector(this.#registry);
       this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
     }
     if (overload.enabled) this.#admission = appAdmission(this.config, this.logger, this.#registry);
@@ -152,11 +150,8 @@ export class App implements Registrar {
     if (this.config.tls !== undefined || this.config.http2)
       this.#wire = new WireMetrics(this.config.metrics.enabled ? this.#registry : undefined, this.config.tls !== undefined);
     this.#runSchedulers = options.runSchedulers ?? true;
-    this.#tracer = new GlobalTracer(this.config.serviceName);
     const { i18n } = this.config;
-    if (i18n !== undefined) this.#translator = CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale);
-    const app = this;
-    const host = appPipelineHost({
+    this.#host = appPipelineHost({
       config: this.config,
       logger: this.logger,
       router: this.#router,
@@ -172,23 +167,12 @@ export class App implements Registrar {
         this.#sessionStore ??= openSessionStore(this.config, this.logger);
         return this.#sessionStore;
       },
-      live: {
-        get closingConnections() {
-          return app.#lifecycle.closingConnections;
-        },
-        get metrics() {
-          return app.#metrics;
-        },
-        get tracer() {
-          return app.#tracer;
-        },
-        get translator() {
-          return app.#translator;
-        },
-      },
+      closingConnections: () => this.#lifecycle.closingConnections,
+      metrics,
+      tracer: new GlobalTracer(this.config.serviceName),
+      translator: i18n === undefined ? undefined : CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale),
     });
-    this.#timeouts = host.timeouts;
-    this.#handler = createRequestHandler(host);
+    this.#handler = createRequestHandler(this.#host);
     // a standalone App with coordination.url reaches the other replicas itself; a cluster worker's go through its primary
     const replicas =
       options.topics === undefined && this.role === 'standalone' && this.config.coordination.url !== undefined
@@ -208,7 +192,7 @@ export class App implements Registrar {
       wire: this.#wire,
       config: this.config,
       logger: this.logger,
-      tracer: () => this.#tracer,
+      tracer: () => this.#host.tracer,
       role: this.role,
       handler: this.#handler,
       admission: this.#admission,
@@ -229,7 +213,7 @@ export class App implements Registrar {
       // the App has closed: no timer of its own may outlive it
       closed: () => {
         this.#admission?.stop();
-        this.#timeouts.stop();
+        this.#host.timeouts.stop();
         this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
         this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
       },
@@ -255,7 +239,7 @@ export class App implements Registrar {
 
   /** The OpenTelemetry tracer: the one set with `setTracer`, else one named `serviceName` that follows the globally registered provider (`GlobalTracer`). Never undefined. */
   get tracer(): Tracer {
-    return this.#tracer;
+    return this.#host.tracer;
   }
 
   /** The prom-client registry holding this App's metrics. */
@@ -433,15 +417,15 @@ export class App implements Registrar {
   }
 
   setMetricsCollector(collector: MetricsCollector): void {
-    this.#metrics = collector;
+    this.#host.metrics = collector;
   }
 
   setTracer(tracer: Tracer): void {
-    this.#tracer = tracer;
+    this.#host.tracer = tracer;
   }
 
   setTranslator(translator: Translator): void {
-    this.#translator = translator;
+    this.#host.scope.translator = translator;
   }
 
   /**

@@ -20,18 +20,6 @@ import type { Admission } from './overload/admission.ts';
 import { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import type { InFlight } from './overload/in-flight.ts';
 
-/** What the pipeline reads of the App on every request, because it changes after the App is built. */
-export interface LiveParts {
-  /** The lifecycle's: the server is closing its connections (a reply then says `Connection: close`). */
-  readonly closingConnections: boolean;
-  /** `app.setMetricsCollector`'s, or the App's own. */
-  readonly metrics: MetricsCollector | undefined;
-  /** `app.setTracer`'s, or the App's own. */
-  readonly tracer: Tracer;
-  /** `app.setTranslator`'s, or the one of `i18n`. */
-  readonly translator: Translator | undefined;
-}
-
 /** The App's parts its request pipeline runs on (see `appPipelineHost`). */
 export interface PipelineParts {
   readonly config: ResolvedConfig;
@@ -49,21 +37,27 @@ export interface PipelineParts {
   readonly shed: Counter<'reason'> | undefined;
   /** The store of `ctx.session()`, opened on first use. */
   sessionStore(): SessionStore;
-  readonly live: LiveParts;
+  /** The lifecycle's: the server is closing its connections (a reply then says `Connection: close`). */
+  closingConnections(): boolean;
+  /** The first ones: `app.setMetricsCollector`, `setTracer` and `setTranslator` replace them in the host. */
+  readonly metrics: MetricsCollector | undefined;
+  readonly tracer: Tracer;
+  readonly translator: Translator | undefined;
 }
 
 /**
  * The host of an App's request pipeline (`createRequestHandler`): what the config decides once (CORS,
  * the cross-origin check, security headers, compression, trusted proxies, cookie signing, sessions)
  * computed here, at construction, and the App's parts it is given. Its handler timeouts are one timer
- * for every request (`host.timeouts`, which the App stops when it closes).
+ * for every request (`host.timeouts`, which the App stops when it closes). What the App replaces later
+ * (`host.metrics`, `host.tracer`, `host.scope.translator`) are plain fields, read per request.
  *
  * @example
- * const host = appPipelineHost({ config, logger, router, …, live: app });
+ * const host = appPipelineHost({ config, logger, router, …, tracer, metrics, translator });
  * const handler = createRequestHandler(host);
  */
 export function appPipelineHost(parts: PipelineParts): PipelineHost {
-  const { config, live } = parts;
+  const { config, closingConnections } = parts;
   const scope: CtxScope = {
     logger: parts.logger,
     deadline: parts.deadline,
@@ -76,9 +70,7 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
       maxBytes: config.sessions.maxBytes,
       alwaysSecure: config.env !== 'development',
     },
-    get translator() {
-      return live.translator;
-    },
+    translator: parts.translator,
   };
   const host: PipelineHost = {
     router: parts.router,
@@ -96,14 +88,10 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
     wire: parts.wire,
     inFlight: parts.inFlight,
     get closingConnections() {
-      return live.closingConnections;
+      return closingConnections();
     },
-    get metrics() {
-      return live.metrics;
-    },
-    get tracer() {
-      return live.tracer;
-    },
+    metrics: parts.metrics,
+    tracer: parts.tracer,
     // it calls back into the pipeline of this host
     timeouts: new HandlerTimeouts<Ctx>(parts.inFlight, (ctx) => handlerTimedOut(host, ctx)),
     admission: parts.admission,

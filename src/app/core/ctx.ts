@@ -35,7 +35,8 @@ export interface SocketTopics {
 /** What a request needs from its App; shared by every Ctx of that App. */
 export interface CtxScope {
   readonly logger: Logger;
-  readonly translator: Translator | undefined;
+  /** Replaced by `app.setTranslator`. */
+  translator: Translator | undefined;
   /** Aborts when the shutdown deadline passes. */
   readonly deadline: AbortSignal;
   /** Signs and verifies cookies under `cookies.secrets`; undefined without secrets. */

@@ -49,8 +49,10 @@ export interface PipelineHost {
   readonly wire: WireMetrics | undefined;
   readonly inFlight: InFlight;
   readonly closingConnections: boolean;
-  readonly metrics: MetricsCollector | undefined;
-  readonly tracer: Tracer;
+  /** Replaced by `app.setMetricsCollector`. */
+  metrics: MetricsCollector | undefined;
+  /** Replaced by `app.setTracer`. */
+  tracer: Tracer;
   /** The handler timeouts of the App's requests (`timeouts.handlerMs`, a route's `timeoutMs`). */
   readonly timeouts: HandlerTimeouts<Ctx>;
   /** The admission control (`overload`); undefined when `overload.enabled` is false. */
