@@ -56,8 +56,13 @@ export class PostgresDatabase implements Database {
       ...(o.statementTimeoutMs > 0 ? { statement_timeout: o.statementTimeoutMs } : {}),
       application_name: 'books',
     });
-    // an idle connection the server drops (a restart) is an event, not a crash: the pool connects again on the next query
-    pool.on('error', (err) => o.logger.warn({ err }, 'database connection lost'));
+    // a connection the server drops (a restart, an administrator) is an event, not a crash. node-postgres emits it on
+    // the connection: the pool listens on the idle ones only, so each connection gets a listener of its own, for the
+    // time it is checked out too; its work then fails, and the connection is closed at release (`isConnectionError`).
+    // The pool connects again on the next query.
+    pool.on('connect', (client) => client.on('error', (err) => o.logger.warn({ err }, 'database connection lost')));
+    // the pool's own event repeats an idle connection's: logged above
+    pool.on('error', () => {});
     return new PostgresDatabase(pg, pool, o.url);
   }
 
@@ -69,6 +74,8 @@ export class PostgresDatabase implements Database {
     const cancel = () => {
       cancelled = true;
       const canceller = new this.#pg.Client({ connectionString: this.#url }) as Cancelling;
+      // a cancel that cannot reach the server is moot (the statement ends with its connection), never a crash
+      canceller.connection.on('error', () => {});
       canceller.cancel(client, (client as unknown as { activeQuery: unknown }).activeQuery);
     };
     signal?.addEventListener('abort', cancel, { once: true });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { pino } from 'pino';
+import { PostgresDatabase } from '../../../examples/books/database/postgres-database.ts';
 import { httpRequest, openSocket } from '../../helpers/http.ts';
 import { postgresServer, SKIP_WITHOUT_POSTGRES } from '../../helpers/postgres-server.ts';
 import { booksApp } from './books-backends.ts';
@@ -123,4 +125,26 @@ test('the shutdown hook ends the pool: no connection of the service is left on t
   assert.ok(logs.lines.some((l) => l['msg'] === 'database closed'));
   await until(async () => ((await count()) === 0 ? true : undefined), 'the connections to close', 5_000);
   assert.equal(app.cleanShutdown, true);
+});
+
+test('a connection the server ends while it is checked out is an error of its work, never a crash', { skip }, async (t) => {
+  const server = await postgresServer(t);
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const db = await PostgresDatabase.connect({ url: server.url, poolSize: 2, statementTimeoutMs: 0, logger });
+  t.after(() => db.close());
+  const observer = await connection(t, server.url);
+  // the transaction's connection, checked out and between two statements, is ended by the server (as a restart does)
+  const work = db.exclusive(42, async (tx) => {
+    await observer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'books'");
+    await sleep(200);
+    return tx.query('SELECT 1');
+  });
+  await assert.rejects(work);
+  assert.ok(
+    lines.some((l) => l['msg'] === 'database connection lost'),
+    'the loss is logged',
+  );
+  // the pool serves again, on a new connection
+  assert.deepEqual(await db.query('SELECT 1 AS one'), [{ one: 1 }]);
 });
