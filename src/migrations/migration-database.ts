@@ -12,6 +12,9 @@ export interface PostgresConnection {
 /** A connection lent by a pool, given back (or, `release(true)`, closed) when done. */
 export interface PostgresPoolClient extends PostgresConnection {
   release(destroy?: boolean | Error): void;
+  /** `pg` emits `error` on a connection the server ends; while lent, nothing of the pool's listens. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A pool of PostgreSQL connections: `pg`'s `Pool` (told from a `Client` by its `totalCount`). */

@@ -48,10 +48,18 @@ export async function openPostgresSession(
   const db: PostgresConnection = lent ?? (target as { connection: PostgresConnection }).connection;
   let broken = false;
   let locked = false;
+  // a lent connection the server ends between two statements (a restart, an administrator): the next statement fails,
+  // and without a listener of its own the `error` node-postgres emits would end the process
+  const lost = (error: Error) => {
+    broken = true;
+    o.logger.warn({ err: error }, 'migrations: the database connection was lost');
+  };
+  lent?.on?.('error', lost);
   /** Gives a lent connection back to its pool; closes it when its state is unknown (an error, an abort). */
   const giveBack = () => {
     const client = lent;
     lent = undefined;
+    client?.removeListener?.('error', lost);
     client?.release(broken);
   };
 

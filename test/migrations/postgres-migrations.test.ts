@@ -6,7 +6,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { MigrationError, migrate } from '../../src/migrations/migrate.ts';
 import { checksumOf } from '../../src/migrations/migration-files.ts';
-import { defaultLockKey } from '../../src/migrations/postgres-migrations.ts';
+import { defaultLockKey, openPostgresSession } from '../../src/migrations/postgres-migrations.ts';
 import { PostgresServer } from '../../tools/postgres-server.ts';
 import { tempFiles } from '../helpers/cluster.ts';
 import { SKIP_WITHOUT_POSTGRES } from '../helpers/postgres-server.ts';
@@ -140,6 +140,24 @@ describe('migrate() on PostgreSQL', { skip: SKIP_WITHOUT_POSTGRES }, () => {
     holder.release();
     t.assert.deepStrictEqual((await running).applied, ['0001-books']);
     t.assert.notStrictEqual(defaultLockKey('schema_migrations'), 42n);
+  });
+
+  test('a lent connection the server ends between two statements fails the run, never the process; the pool recovers', async (t: TestContext) => {
+    const db = await database(t);
+    const pool = db.pool(1);
+    const logs = sink();
+    const session = await openPostgresSession({ pool }, { table: 'schema_migrations', lockKey: 7n, logger: pino(logs), signal: undefined });
+    // the session holds the lock on its lent connection, idle between statements: a restart or an administrator ends it
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 7");
+    await sleep(200);
+    await t.assert.rejects(session.recorded());
+    await session.close();
+    t.assert.ok(
+      logs.lines.some((l) => l['msg'] === 'migrations: the database connection was lost'),
+      'the loss is logged',
+    );
+    t.assert.strictEqual(await advisoryLocks(), 0, 'the lock went with the session');
+    t.assert.deepStrictEqual((await pool.query('SELECT 1 AS one')).rows, [{ one: 1 }], 'the pool serves on a new connection');
   });
 
   test('an abort while waiting for the lock ends the wait: the lent connection is closed, nothing applied', async (t: TestContext) => {
