@@ -8,7 +8,9 @@
 # catatonit is the pause process of the pods `podman kube play` runs (the tutorial's Kubernetes step);
 # redis-server and PostgreSQL, the coordinators of schedulers across replicas, each test starting
 # throwaway servers of its own (the packages' system services are not used); curl (with HTTP/2) and
-# openssl, the clients and the throwaway CA of the TLS and HTTP/2 tests (test/integration/tls-and-http2.test.ts).
+# openssl, the clients and the throwaway CA of the TLS and HTTP/2 tests (test/integration/tls-and-http2.test.ts);
+# nginx (Debian's nginx-light), the real reverse proxy in front of a cluster in the proxy-header tests;
+# testssl.sh, which grades the TLS defaults the way an auditor would.
 #
 # It installs with apt-get as root or with passwordless sudo. Elsewhere it installs nothing and says,
 # one line per missing tool, how to install it: the tests that need it are skipped
@@ -30,15 +32,19 @@ present() {
     postgresql) compgen -G '/usr/lib/postgresql/*/bin/initdb' ;;
     curl) command -v curl ;;
     openssl) command -v openssl ;;
+    nginx) command -v nginx || [ -x /usr/sbin/nginx ] ;;
+    testssl) command -v testssl ;;
   esac >/dev/null 2>&1
 }
 packages_of() {
   case "$1" in
     podman) echo podman runc debootstrap catatonit ;;
+    nginx) echo nginx-light ;;
+    testssl) echo testssl.sh ;;
     *) echo "$1" ;;
   esac
 }
-TOOLS=(prometheus chromium podman redis-server postgresql curl openssl)
+TOOLS=(prometheus chromium podman redis-server postgresql curl openssl nginx testssl)
 
 missing() {
   for tool in "${TOOLS[@]}"; do present "$tool" || echo "$tool"; done

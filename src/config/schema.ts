@@ -61,7 +61,7 @@ export const CONFIG_SCHEMA = object(
     env: choice(['development', 'staging', 'production'], {
       default: 'development',
       description:
-        '`production` removes the docs routes and hides internal error details. Left out, it is `NODE_ENV` when that is one of the three, else `development`.',
+        '`production` removes the docs routes, hides internal error details and refuses development secrets. Left out, it is `NODE_ENV` when that is one of the three, else the command\'s default: `production` for `flotilla start`, `development` for `flotilla dev` and a standalone `App`.',
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
     tls: object(
@@ -78,6 +78,17 @@ export const CONFIG_SCHEMA = object(
           description:
             'PEM file of the certificate authorities that client certificates are verified against (relative to the YAML file); needed by `requestClientCert`.',
         }),
+        minVersion: choice(['TLSv1.2', 'TLSv1.3'] as const, {
+          description: 'The oldest TLS version a handshake may use (absent: `TLSv1.2`); `TLSv1.3` refuses TLS 1.2 clients.',
+        }),
+        ciphers: {
+          type: 'string',
+          minLength: 1,
+          maxLength: 4096,
+          pattern: '^[A-Za-z0-9_+:!@=.-]+$',
+          description:
+            'The TLS 1.2 cipher suites, an OpenSSL cipher list (absent: forward-secret AEAD suites only, ECDHE with AES-GCM or ChaCha20-Poly1305, as in the intermediate profile). TLS 1.3 suites are not affected.',
+        },
         requestClientCert: bool({
           description:
             'Mutual TLS (absent: `false`): every client must present a certificate that `caFile` verifies; a handshake without one, or with one it does not verify, is refused.',
@@ -107,6 +118,11 @@ export const CONFIG_SCHEMA = object(
       description:
         'The proxies whose forwarding headers (`Forwarded`, `X-Forwarded-For`/`-Proto`/`-Host`) are believed: a hop count (the N nearest, whoever they are), or their addresses and CIDRs (`10.0.0.0/8`, `::1`). `ctx.ip`, `ctx.protocol` and `ctx.host` then name the client, and the rate limits, request logs and cross-origin checks use them. `0`: none, the socket is the client.',
     },
+    trustProxyHeader: choice(['x-forwarded', 'forwarded'] as const, {
+      default: 'x-forwarded',
+      description:
+        'Which forwarding headers the trusted proxies set: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers, ingress-nginx) or `forwarded` (RFC 7239 `Forwarded`). The other kind is ignored, since a proxy passes a client\'s copy through untouched.',
+    }),
     docs: object(
       { default: present, description: 'The documentation page and its OpenAPI document (not served in production).' },
       {
@@ -513,6 +529,10 @@ export const CONFIG_SCHEMA = object(
         onStoreError: choice(['open', 'closed'], {
           description:
             'When the count cannot be had (the coordinator unreachable, the primary not answering in time): `open` (the default when absent) admits the request, `closed` answers 503 `UNAVAILABLE`.',
+        }),
+        ipv6Subnet: int(1, 128, {
+          description:
+            'The default key groups IPv6 clients by this prefix length (absent: `56`, what a provider hands one customer), so a client cannot rotate through the addresses of its own network; `128` counts each address alone.',
         }),
         hook: choice(['onRequest', 'preHandler'], {
           description:

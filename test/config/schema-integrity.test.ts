@@ -28,6 +28,8 @@ interface Node {
 const OPTIONAL = [
   'tls',
   'tls.caFile',
+  'tls.minVersion',
+  'tls.ciphers',
   'tls.requestClientCert',
   'docs.description',
   'docs.contact',
@@ -36,6 +38,7 @@ const OPTIONAL = [
   'i18n',
   'rateLimit',
   'rateLimit.onStoreError',
+  'rateLimit.ipv6Subnet',
   'rateLimit.hook',
   'service',
   'settings',

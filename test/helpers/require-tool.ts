@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The system tools some tests drive for real, each installed by `npm test` where it can (tools/provision.sh). */
-export type Tool = 'prometheus' | 'chromium' | 'podman' | 'redis-server' | 'postgresql' | 'curl' | 'openssl';
+export type Tool = 'prometheus' | 'chromium' | 'podman' | 'redis-server' | 'postgresql' | 'curl' | 'openssl' | 'nginx' | 'testssl';
 
 /** The Debian packages of each tool, as tools/provision.sh installs them. */
 const PACKAGES: Record<Tool, string> = {
@@ -14,6 +14,8 @@ const PACKAGES: Record<Tool, string> = {
   postgresql: 'postgresql',
   curl: 'curl',
   openssl: 'openssl',
+  nginx: 'nginx-light',
+  testssl: 'testssl.sh',
 };
 
 function onPath(command: string): boolean {
@@ -32,6 +34,8 @@ const FOUND: Record<Tool, () => boolean> = {
   'redis-server': () => onPath('redis-server'),
   curl: () => onPath('curl'),
   openssl: () => onPath('openssl'),
+  nginx: () => onPath('nginx') || existsSync('/usr/sbin/nginx'),
+  testssl: () => onPath('testssl'),
   postgresql: () => {
     const root = '/usr/lib/postgresql';
     return existsSync(root) && readdirSync(root).some((v) => existsSync(join(root, v, 'bin', 'initdb')));

@@ -29,7 +29,7 @@ test('provision.sh: one line per missing tool saying how to install it; exit 0, 
     'flotilla tests: no podman: its tests are skipped; install it with: sudo apt-get install -y podman runc debootstrap catatonit',
     'flotilla tests: no redis-server: its tests are skipped; install it with: sudo apt-get install -y redis-server',
   ]);
-  t.assert.strictEqual(provision({ FLOTILLA_ABSENT_TOOLS: 'all' }).stdout.trim().split('\n').length, 7);
+  t.assert.strictEqual(provision({ FLOTILLA_ABSENT_TOOLS: 'all' }).stdout.trim().split('\n').length, 9);
   const ci = provision({ FLOTILLA_ABSENT_TOOLS: 'postgresql', CI: 'true' });
   t.assert.strictEqual(ci.status, 1);
   t.assert.match(ci.stderr, /CI=true and postgresql missing/);
