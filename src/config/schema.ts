@@ -61,7 +61,7 @@ export const CONFIG_SCHEMA = object(
     env: choice(['development', 'staging', 'production'], {
       default: 'development',
       description:
-        '`production` removes the docs routes, hides internal error details and refuses development secrets. Left out, it is `NODE_ENV` when that is one of the three, else the command\'s default: `production` for `flotilla start`, `development` for `flotilla dev` and a standalone `App`.',
+        "`production` removes the docs routes, hides internal error details and refuses development secrets. Left out, it is `NODE_ENV` when that is one of the three, else the command's default: `production` for `flotilla start`, `development` for `flotilla dev` and a standalone `App`.",
     }),
     disableHealth: bool({ default: false, description: 'No `GET /health` route.' }),
     tls: object(
@@ -121,7 +121,7 @@ export const CONFIG_SCHEMA = object(
     trustProxyHeader: choice(['x-forwarded', 'forwarded'] as const, {
       default: 'x-forwarded',
       description:
-        'Which forwarding headers the trusted proxies set: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers, ingress-nginx) or `forwarded` (RFC 7239 `Forwarded`). The other kind is ignored, since a proxy passes a client\'s copy through untouched.',
+        "Which forwarding headers the trusted proxies set: `x-forwarded` (`X-Forwarded-For`, `-Proto`, `-Host`: nginx, HAProxy, cloud load balancers, ingress-nginx) or `forwarded` (RFC 7239 `Forwarded`). The other kind is ignored, since a proxy passes a client's copy through untouched.",
     }),
     docs: object(
       { default: present, description: 'The documentation page and its OpenAPI document (not served in production).' },
