@@ -62,7 +62,7 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
     logger: parts.logger,
     deadline: parts.deadline,
     cookieSigner: config.cookies.secrets.length > 0 ? new CookieSigner(config.cookies.secrets) : undefined,
-    trustProxy: compileTrust(config.trustProxy),
+    trustProxy: compileTrust(config.trustProxy, config.trustProxyHeader),
     sessions: {
       store: parts.sessionStore,
       ttlMs: config.sessions.ttlMs,

@@ -1,11 +1,23 @@
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP } from 'node:net';
+import { type ForwardedElement, parseForwardedElement } from './forwarded-element.ts';
+import { forwardedForEntry, forwardedHost, forwardedProtocol, unmapped } from './forwarding-values.ts';
 
 /** `trustProxy`: how many proxies stand in front (a hop count; 0: none), or the addresses and CIDRs of those trusted. */
 export type TrustProxySetting = number | readonly string[];
 
+/**
+ * `trustProxyHeader`: which headers the trusted proxies set, `x-forwarded` (`X-Forwarded-For`, `-Proto`,
+ * `-Host`) or `forwarded` (RFC 7239 `Forwarded`). The other kind is never read.
+ */
+export type ForwardingHeader = 'x-forwarded' | 'forwarded';
+
 /** Whether the hop at `index` (0: the socket's peer) with `address` is a proxy whose headers are believed. */
-export type ProxyTrust = (address: string, index: number) => boolean;
+export interface ProxyTrust {
+  (address: string, index: number): boolean;
+  /** The headers those proxies set. */
+  readonly header: ForwardingHeader;
+}
 
 /** The client as the request says it, once the trusted proxies' headers are read. */
 export interface ClientOrigin {
@@ -18,16 +30,23 @@ export interface ClientOrigin {
 }
 
 /**
- * Compiles `trustProxy`: `0` (the default) trusts no one, so the socket's peer is the client; a
- * hop count N trusts the N nearest proxies whoever they are (an ingress and a load balancer: 2);
- * a list trusts the peers whose address it holds (`10.0.0.0/8`, `::1`, `192.168.1.7`…), IPv4
- * addresses mapped in IPv6 (`::ffff:10.1.2.3`) read as IPv4.
+ * Compiles `trustProxy` and `trustProxyHeader`: `0` (the default) trusts no one, so the socket's peer
+ * is the client (undefined: nothing to read); a hop count N trusts the N nearest proxies whoever they
+ * are (an ingress and a load balancer: 2); a list trusts the peers whose address it holds
+ * (`10.0.0.0/8`, `::1`, `192.168.1.7`…), IPv4 addresses mapped in IPv6 (`::ffff:10.1.2.3`) read as
+ * IPv4. `header` says which headers they set (`x-forwarded` by default).
  *
  * @example
  * const trust = compileTrust(['10.0.0.0/8']);
- * trust('10.1.2.3', 0); // true
+ * trust?.('10.1.2.3', 0); // true
+ * compileTrust(1, 'forwarded')?.header; // 'forwarded'
  */
-export function compileTrust(setting: TrustProxySetting): ProxyTrust | undefined {
+export function compileTrust(setting: TrustProxySetting, header: ForwardingHeader = 'x-forwarded'): ProxyTrust | undefined {
+  const believes = believer(setting);
+  return believes === undefined ? undefined : Object.assign(believes, { header });
+}
+
+function believer(setting: TrustProxySetting): ((address: string, index: number) => boolean) | undefined {
   if (typeof setting === 'number') return setting > 0 ? (_address, index) => index < setting : undefined;
   if (setting.length === 0) return undefined;
   const list = new BlockList();
@@ -45,104 +64,100 @@ export function compileTrust(setting: TrustProxySetting): ProxyTrust | undefined
 }
 
 /**
- * The client of a request: the socket's peer, unless it is a trusted proxy; then, walking the
- * forwarding chain from the nearest hop back (`Forwarded`, RFC 7239, when present, else
- * `X-Forwarded-For`), the first address not trusted, or the farthest one. The scheme and host are
- * those recorded for that hop (`proto`/`host` of its `Forwarded` element; `X-Forwarded-Proto`/`-Host`
- * entries aligned with `-For`, or their last entry when they are not), falling back on the
- * socket's and the `Host` header. Headers from a peer that is not trusted are
- * ignored.
+ * The client of a request: the socket's peer, unless it is a trusted proxy. Then the chain of the
+ * headers `trust.header` names (the other kind is ignored) is walked from the nearest hop back: the
+ * first address not trusted is the client, or the farthest one if all are. An entry that is no IP
+ * address ends the walk: the last valid address before it (the hop that forwarded the junk, or the
+ * peer) is the client, so junk never lets a client skip a trusted hop. The scheme and host are those
+ * recorded for that hop (its `Forwarded` element; the `X-Forwarded-Proto`/`-Host` entry aligned with
+ * its `-For` entry, or their nearest entry when the lists are not aligned), kept only when valid
+ * (`http`/`https`; `host[:port]`), else the socket's and the `Host` header's. Headers from a peer
+ * that is not trusted are ignored.
  *
  * @example
  * clientOf(req, compileTrust(1)); // { ip: '203.0.113.7', protocol: 'https', host: 'shop.example' }
  */
 export function clientOf(req: IncomingMessage, trust: ProxyTrust | undefined): ClientOrigin {
   const peer = unmapped(req.socket?.remoteAddress ?? '');
-  const own: ClientOrigin = {
-    ip: peer,
-    protocol: (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true ? 'https' : 'http',
-    host: req.headers.host ?? '',
-  };
+  const protocol = (req.socket as { encrypted?: boolean } | undefined)?.encrypted === true ? 'https' : 'http';
+  const own: ClientOrigin = { ip: peer, protocol, host: req.headers.host ?? '' };
   if (trust === undefined || !trust(peer, 0)) return own;
-  const hops = forwardedHops(req);
-  if (hops.length === 0) return own;
-  // hops run from the client to the nearest proxy; the peer (index 0) forwarded the last one
-  let at = hops.length - 1;
-  for (let index = 1; at > 0 && trust(unmapped(hops[at]?.for ?? ''), index); index++) at--;
-  const hop = hops[at] ?? {};
-  return { ip: unmapped(hop.for ?? peer), protocol: hop.proto ?? own.protocol, host: hop.host ?? own.host };
+  return trust.header === 'forwarded' ? throughForwarded(req, trust, own) : throughXForwarded(req, trust, own);
 }
 
-interface Hop {
-  for?: string;
-  proto?: string;
-  host?: string;
-}
-
-/** The forwarding chain, client first: the `Forwarded` elements, else `X-Forwarded-For` aligned with `-Proto` and `-Host`. */
-function forwardedHops(req: IncomingMessage): Hop[] {
-  const forwarded = joined(req.headers.forwarded);
-  if (forwarded !== undefined) return forwarded.split(',').map(parseElement);
-  const fors = list(req.headers['x-forwarded-for']);
-  const protos = list(req.headers['x-forwarded-proto']);
-  const hosts = list(req.headers['x-forwarded-host']);
-  // a proxy that sets -Proto or -Host without -For: the one hop it describes is the client's
-  const length = Math.max(fors.length, protos.length > 0 || hosts.length > 0 ? 1 : 0);
-  const hops: Hop[] = [];
-  for (let i = 0; i < length; i++) {
-    const hop: Hop = {};
-    const address = fors[i];
-    // as long as -For, -Proto and -Host name the hop each entry was written for; otherwise (one value,
-    // set by the edge proxy, as nginx and most ingresses do) the nearest entry stands for the client's
-    const proto = protos.length === fors.length ? protos[i] : protos.at(-1);
-    const host = hosts.length === fors.length ? hosts[i] : hosts.at(-1);
-    if (address !== undefined) hop.for = address;
-    if (proto !== undefined) hop.proto = proto.toLowerCase();
-    if (host !== undefined) hop.host = host;
-    hops.push(hop);
+/** `X-Forwarded-For`, walked from its last entry back; `-Proto` and `-Host` aligned with it. */
+function throughXForwarded(req: IncomingMessage, trust: ProxyTrust, own: ClientOrigin): ClientOrigin {
+  const fors = joined(req.headers['x-forwarded-for']);
+  const protos = joined(req.headers['x-forwarded-proto']);
+  const hosts = joined(req.headers['x-forwarded-host']);
+  if (fors === undefined && protos === undefined && hosts === undefined) return own;
+  let ip = own.ip;
+  // the hop taken, counted from the nearest entry (1); 0: the peer itself
+  let taken = 0;
+  if (fors !== undefined) {
+    let end = fors.length;
+    for (let index = 1; ; index++) {
+      const start = fors.lastIndexOf(',', end - 1);
+      const address = forwardedForEntry(fors.slice(start + 1, end));
+      if (address === undefined) break;
+      ip = address;
+      taken = index;
+      if (start === -1 || !trust(address, index)) break;
+      end = start;
+    }
   }
-  return hops;
+  // as long as -For, -Proto and -Host name the hop each entry was written for, the hop taken has its
+  // own; otherwise (one value, set by the edge proxy, as nginx and most ingresses do) the nearest
+  // entry, written by the trusted peer, stands for the client's
+  const count = fors === undefined ? 0 : entries(fors);
+  const at = (list: string) => (taken > 0 && entries(list) === count ? taken : 1);
+  return {
+    ip,
+    protocol: (protos !== undefined && forwardedProtocol(fromEnd(protos, at(protos)))) || own.protocol,
+    host: (hosts !== undefined && forwardedHost(fromEnd(hosts, at(hosts)))) || own.host,
+  };
 }
 
-/** One `Forwarded` element: `for=192.0.2.60;proto=https;host=shop.example` (quoted values, `[v6]:port` addresses). */
-function parseElement(element: string): Hop {
-  const hop: Hop = {};
-  for (const pair of element.split(';')) {
-    const eq = pair.indexOf('=');
-    if (eq === -1) continue;
-    const key = pair.slice(0, eq).trim().toLowerCase();
-    let value = pair.slice(eq + 1).trim();
-    if (value.startsWith('"') && value.endsWith('"') && value.length >= 2) value = value.slice(1, -1);
-    if (key === 'for') hop.for = nodeAddress(value);
-    else if (key === 'proto') hop.proto = value.toLowerCase();
-    else if (key === 'host') hop.host = value;
+/** `Forwarded` (RFC 7239), walked from its last element back. */
+function throughForwarded(req: IncomingMessage, trust: ProxyTrust, own: ClientOrigin): ClientOrigin {
+  const text = joined(req.headers.forwarded);
+  if (text === undefined) return own;
+  let ip = own.ip;
+  let taken: ForwardedElement | undefined;
+  let nearest: ForwardedElement | undefined;
+  let end = text.length;
+  for (let index = 1; ; index++) {
+    const start = text.lastIndexOf(',', end - 1);
+    const element = parseForwardedElement(text.slice(start + 1, end));
+    if (index === 1) nearest = element;
+    if (element?.for === undefined) break;
+    ip = element.for;
+    taken = element;
+    if (start === -1 || !trust(element.for, index)) break;
+    end = start;
   }
-  return hop;
+  // the peer itself taken: what it recorded of its own client's connection
+  const hop = taken ?? nearest;
+  return { ip, protocol: forwardedProtocol(hop?.proto) ?? own.protocol, host: forwardedHost(hop?.host) ?? own.host };
 }
 
-/** A `Forwarded` node without its port: `[2001:db8::1]:4711` → `2001:db8::1`, `192.0.2.43:47011` → `192.0.2.43`. */
-function nodeAddress(node: string): string {
-  if (node.startsWith('[')) return node.slice(1, node.indexOf(']') === -1 ? undefined : node.indexOf(']'));
-  const colon = node.indexOf(':');
-  return colon !== -1 && node.indexOf(':', colon + 1) === -1 ? node.slice(0, colon) : node;
+/** The `n`th comma-separated entry of `list` from its end (1: the last). */
+function fromEnd(list: string, n: number): string {
+  let end = list.length;
+  for (let i = 1; i < n; i++) end = list.lastIndexOf(',', end - 1);
+  return list.slice(list.lastIndexOf(',', end - 1) + 1, end);
 }
 
-function list(value: string | string[] | undefined): string[] {
-  const text = joined(value);
-  if (text === undefined) return [];
-  return text
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter((entry) => entry !== '');
+/** How many comma-separated entries `list` has. */
+function entries(list: string): number {
+  let count = 1;
+  for (let at = list.indexOf(','); at !== -1; at = list.indexOf(',', at + 1)) count++;
+  return count;
 }
 
+/** A header's value, several lines joined as one list; undefined when absent or blank. */
 function joined(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value.join(',') : value;
   return text.trim() === '' ? undefined : text;
-}
-
-/** `::ffff:10.1.2.3` → `10.1.2.3`: an IPv4 client on a dual-stack socket. */
-function unmapped(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
 }
