@@ -11,7 +11,7 @@ import { runInScope } from '../../utils/context-storage.ts';
 import { otel } from '../../utils/otel-api.ts';
 import { type Compression, compressSync, encodingOf } from '../compression/compression.ts';
 import type { Cors } from '../headers/cors.ts';
-import { type CrossOriginCheck, isUnsafe } from '../headers/cross-origin.ts';
+import { type CrossOriginCheck, isUnsafe, isUpgradeRequest } from '../headers/cross-origin.ts';
 import { type HeaderPair, setSecurityHeaders } from '../headers/security-headers.ts';
 import { type RequestLine, writeRequestLine } from '../observability/request-line.ts';
 import { endServerSpan, recordException, startServerSpan } from '../observability/tracing.ts';
@@ -38,8 +38,9 @@ export interface PipelineHost {
   /** The App-level `onRequest` hooks (they also run for a path no route matches). */
   readonly requestHooks: HookChain[number];
   readonly seams: Seams;
-  readonly cors: Cors;
-  /** `csrf`: refuses a browser's unsafe request from another origin; undefined when `csrf.enabled` is false. */
+  /** `cors`; undefined while `cors.origins` is empty (no CORS header, no `Vary: Origin`). */
+  readonly cors: Cors | undefined;
+  /** `csrf`: refuses a browser's unsafe request or WebSocket upgrade from another origin; undefined when `csrf.enabled` is false. */
   readonly crossOrigin: CrossOriginCheck | undefined;
   readonly scope: CtxScope;
   readonly logger: Logger;
@@ -140,13 +141,11 @@ function route(
   expectedMs: number,
 ): void | Promise<void> {
   checkHost(ctx.req);
-  if (host.cors(ctx.req, ctx.res)) {
+  if (host.cors?.(ctx.req, ctx.res)) {
     ctx.noContent();
     return;
   }
-  if (host.crossOrigin !== undefined && isUnsafe(ctx.method) && host.crossOrigin(ctx.req.headers, ctx.host)) {
-    throw KError.of('CROSS_ORIGIN_REQUEST', 'a cross-origin request from a browser: refused (csrf)');
-  }
+  if (host.crossOrigin !== undefined) crossOrigin(host.crossOrigin, ctx);
   const found = host.router.find(ctx.method, url);
   if (found.kind === 'miss') {
     // the App's hooks run first for a 405 or a malformed URL too: an auth hook answers before `Allow` maps the routes
@@ -191,6 +190,17 @@ function handle(host: PipelineHost, ctx: Ctx, entry: RouteEntry): void | Promise
   // an asynchronous schema (a library's async refinement) is awaited; the common path stays synchronous
   const checked = entry.validator.head(ctx);
   return checked === undefined ? entry.run(ctx) : checked.then(() => entry.run(ctx));
+}
+
+/**
+ * `csrf`: an unsafe method, or an upgrade (a WebSocket's handshake, refused before it completes),
+ * from another site is a 403, judged on the host the client asked for (`ctx.host`, a trusted proxy's).
+ */
+function crossOrigin(refuse: CrossOriginCheck, ctx: Ctx): void {
+  const upgrade = isUpgradeRequest(ctx.req);
+  if (!(upgrade || isUnsafe(ctx.method)) || !refuse(ctx.req.headers, ctx.host)) return;
+  const what = upgrade ? 'a cross-origin WebSocket upgrade' : 'a cross-origin request';
+  throw KError.of('CROSS_ORIGIN_REQUEST', `${what} from a browser: refused (csrf)`);
 }
 
 /** The pipeline's own 503s, accounted for without a `request failed` line: counted, and a timeout logged once. */
@@ -281,6 +291,8 @@ function answer(host: PipelineHost, ctx: Ctx): void {
 function respond(host: PipelineHost, ctx: Ctx): void {
   // a client gone: nobody to answer
   if (ctx.res.headersSent || ctx.res.destroyed) return;
+  // the handler may have set a `Vary` of its own since the CORS step: `Origin` joins it
+  host.cors?.vary(ctx.res);
   try {
     writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => {
       // timed out before the stream's first chunk: answered already
@@ -411,6 +423,7 @@ function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, lan
   }
   if (language !== undefined) res.setHeader('Content-Language', language);
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
+  host.cors?.vary(res);
   if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', 'application/problem+json');
   const c = host.compression;

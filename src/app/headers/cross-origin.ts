@@ -1,6 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
-/** What the check needs of an unsafe request (`isUnsafe`): its headers and the host it was sent to (`ctx.host`). */
+/** What the check needs of a request it applies to (`isUnsafe`, `isUpgradeRequest`): its headers and the host it was sent to (`ctx.host`). */
 export type CrossOriginCheck = (headers: IncomingHttpHeaders, host: string) => boolean;
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -11,20 +11,53 @@ export function isUnsafe(method: string): boolean {
 }
 
 /**
+ * Whether a request asks to upgrade its connection (a WebSocket's handshake, a `GET` with
+ * `Upgrade` and `Connection: Upgrade`, which node:http hands to the server's `upgrade` listener):
+ * the check applies to it as to an unsafe method, since the socket it opens carries the
+ * browser's cookies and needs no CORS permission to read the answers.
+ *
+ * @example
+ * if (isUnsafe(method) || isUpgradeRequest(req)) refuse(req.headers, host);
+ */
+export function isUpgradeRequest(req: IncomingMessage): boolean {
+  // set by node:http's parser, true only for a request it gave to the `upgrade` listener
+  return (req as IncomingMessage & { upgrade?: boolean }).upgrade === true;
+}
+
+/**
+ * An origin as browsers serialise it (RFC 6454 §6.2): scheme and host in lower case, the port kept
+ * unless it is the scheme's default (`HTTPS://App.Example:443` → `https://app.example`). What is
+ * not an http(s) origin (`null`, junk) is only lower-cased. The CSRF check and CORS compare a
+ * request's lower-cased `Origin` with origins normalised this way, once, when they are built.
+ *
+ * @example
+ * normalizeOrigin('HTTPS://App.Example:8443'); // 'https://app.example:8443'
+ */
+export function normalizeOrigin(origin: string): string {
+  if (!/^https?:\/\//i.test(origin)) return origin.toLowerCase();
+  try {
+    return new URL(origin).origin;
+  } catch {
+    return origin.toLowerCase();
+  }
+}
+
+/**
  * Cross-site request forgery protection as browsers make it possible without tokens (the approach
- * of Go 1.25's `CrossOriginProtection`): an unsafe request (`POST`, `PUT`, `PATCH`, `DELETE`) is
- * cross-origin when `Sec-Fetch-Site` says `same-site` or `cross-site`, or, without it (older
- * browsers), when `Origin` names another host than the request's; `same-origin` and `none` (the
- * user typed the URL, a bookmark) pass, and so does a request with neither header (curl, a server:
- * no browser, no ambient cookies to abuse). A cross-origin request from a trusted origin passes.
- * Returns whether the request is refused.
+ * of Go 1.25's `CrossOriginProtection`): an unsafe request (`POST`, `PUT`, `PATCH`, `DELETE`) or a
+ * WebSocket upgrade is cross-origin when `Sec-Fetch-Site` says `same-site` or `cross-site`, or,
+ * without it (older browsers), when `Origin` names another host than the request's; `same-origin`
+ * and `none` (the user typed the URL, a bookmark) pass, and so does a request with neither header
+ * (curl, a server: no browser, no ambient cookies to abuse). A cross-origin request from a trusted
+ * origin passes (compared without case, see {@link normalizeOrigin}). Returns whether the request
+ * is refused.
  *
  * @example
  * const refuse = crossOriginCheck(['https://admin.example']);
  * if (isUnsafe(method)) refuse({ 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' }, 'shop.example'); // true
  */
 export function crossOriginCheck(trustedOrigins: readonly string[]): CrossOriginCheck {
-  const trusted = new Set(trustedOrigins.map((origin) => origin.toLowerCase()));
+  const trusted = new Set(trustedOrigins.map(normalizeOrigin));
   const fromTrusted = (origin: string | undefined) => origin !== undefined && trusted.has(origin.toLowerCase());
   return (headers, host) => {
     const origin = headers.origin;

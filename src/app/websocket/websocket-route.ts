@@ -83,15 +83,10 @@ export function webSocketHandler(route: Route, hub: () => WebSocketHub, attach: 
     const upgrade = upgrades.get(ctx.req);
     if (upgrade === undefined) {
       if (plain !== undefined) return plain(ctx);
-      // `Connection` names the upgrade (RFC 9110 §7.8), and keeps a close the client asked for: node:http keeps a
-      // connection open when a reply's Connection says nothing of closing, and its parser refuses what comes next
-      const connection = ctx.res.shouldKeepAlive ? 'Upgrade' : 'Upgrade, close';
-      throw KError.of('UPGRADE_REQUIRED', `${ctx.path} is a WebSocket endpoint: open it with Upgrade: websocket`, {
-        headers: { Upgrade: 'websocket', Connection: connection },
-      });
+      throw upgradeRequired(ctx, `${ctx.path} is a WebSocket endpoint: open it with Upgrade: websocket`);
     }
     const sockets = hub();
-    checkHandshake(ctx.req);
+    checkHandshake(ctx);
     const protocol = selectProtocol(ctx.req, protocols);
     if (sockets.draining) throw KError.unavailable('the server is shutting down: connect again', { headers: { 'Retry-After': '1' } });
     if (sockets.full)
@@ -146,15 +141,27 @@ function run(ctx: Ctx, socket: import('ws').WebSocket, open: NonNullable<Route['
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const KEY = /^[+/0-9A-Za-z]{22}==$/;
 
+/**
+ * A 426 `UPGRADE_REQUIRED`: it names the protocol to upgrade to (`Upgrade: websocket`, RFC 9110
+ * §15.5.22), and `Connection` names the upgrade (RFC 9110 §7.8) and keeps a close the client asked
+ * for (node:http keeps a connection open when a reply's Connection says nothing of closing, and its
+ * parser refuses what comes next; an upgrade request's connection always closes after the answer).
+ */
+function upgradeRequired(ctx: Ctx, detail: string, headers: Record<string, string> = {}): KError {
+  const connection = ctx.res.shouldKeepAlive ? 'Upgrade' : 'Upgrade, close';
+  return KError.of('UPGRADE_REQUIRED', detail, { headers: { Upgrade: 'websocket', Connection: connection, ...headers } });
+}
+
 /** The handshake headers `ws` would refuse with a bare status line: refused here with a problem instead. */
-function checkHandshake(req: IncomingMessage): void {
+function checkHandshake(ctx: Ctx): void {
+  const req = ctx.req;
   if (req.headers.upgrade?.toLowerCase() !== 'websocket')
     throw KError.of('BAD_UPGRADE', `Upgrade must be websocket, got ${JSON.stringify(req.headers.upgrade?.slice(0, 40) ?? '')}`);
   const key = req.headers['sec-websocket-key'];
   if (key === undefined || !KEY.test(key)) throw KError.of('BAD_UPGRADE', 'Sec-WebSocket-Key is missing or not 16 bytes in base64');
   const version = req.headers['sec-websocket-version'];
   if (version !== '13' && version !== '8')
-    throw KError.of('UPGRADE_REQUIRED', 'Sec-WebSocket-Version must be 13', { headers: { 'Sec-WebSocket-Version': '13' } });
+    throw upgradeRequired(ctx, 'Sec-WebSocket-Version must be 13', { 'Sec-WebSocket-Version': '13' });
 }
 
 /**

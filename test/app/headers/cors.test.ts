@@ -15,6 +15,22 @@ function corsApp(cors: KConfig['cors']): App {
       { method: 'PUT', path: '/books/:id', handler: (ctx) => ctx.noContent() },
       {
         method: 'GET',
+        path: '/negotiated',
+        handler: (ctx) => {
+          ctx.setHeader('Vary', 'Accept-Encoding');
+          return { ok: true };
+        },
+      },
+      {
+        method: 'GET',
+        path: '/varies',
+        handler: (ctx) => {
+          ctx.setHeader('Vary', 'accept-language, origin');
+          return { ok: true };
+        },
+      },
+      {
+        method: 'GET',
         path: '/fails',
         handler: () => {
           throw KError.conflict();
@@ -38,13 +54,48 @@ function preflight(app: App, origin: string, method = 'PUT', headers?: string) {
 }
 
 describe('CORS', () => {
-  test('disabled by default: no CORS headers, but always Vary: Origin', async () => {
+  test('disabled by default: no CORS headers, and no Vary: Origin', async () => {
     const app = corsApp(undefined);
     const res = await app.inject({ url: '/books', headers: { origin: SITE } });
     assert.equal(res.statusCode, 200);
-    assert.equal(res.headers['vary'], 'Origin, Accept-Encoding');
+    assert.equal(res.headers['vary'], 'Accept-Encoding');
     assert.equal(res.headers['access-control-allow-origin'], undefined);
-    assert.equal((await app.inject('/books')).headers['vary'], 'Origin, Accept-Encoding');
+    assert.equal((await app.inject('/books')).headers['vary'], 'Accept-Encoding');
+    const negotiated = await app.inject({ url: '/negotiated', headers: { origin: SITE } });
+    assert.equal(negotiated.headers['vary'], 'Accept-Encoding', "the handler's Vary as it set it");
+    const problem = await app.inject({ url: '/fails', headers: { origin: SITE } });
+    assert.equal(problem.statusCode, 409);
+    assert.equal(problem.headers['vary'], 'Accept-Encoding');
+  });
+
+  test("on: Vary: Origin on every reply, added to a handler's Vary, never replacing it nor repeated", async () => {
+    const app = corsApp({ origins: [SITE] });
+    for (const headers of [{ origin: SITE }, { origin: 'https://evil.example' }, {}]) {
+      const negotiated = await app.inject({ url: '/negotiated', headers });
+      assert.equal(negotiated.statusCode, 200);
+      assert.equal(negotiated.headers['vary'], 'Accept-Encoding, Origin', JSON.stringify(headers));
+      const varies = await app.inject({ url: '/varies', headers });
+      assert.equal(varies.headers['vary'], 'accept-language, origin, Accept-Encoding', 'Origin is listed once, in any case');
+    }
+    assert.equal((await app.inject('/books')).headers['vary'], 'Origin, Accept-Encoding', 'without an Origin too: caches must keep both');
+  });
+
+  test('origins compare without case in scheme and host; the port is part of the origin', async () => {
+    const app = corsApp({ origins: ['https://app.example', 'http://Localhost:5173'], credentials: true });
+    for (const [origin, allowed] of [
+      ['HTTPS://App.Example', true],
+      ['https://app.example', true],
+      ['http://localhost:5173', true],
+      ['http://LOCALHOST:5173', true],
+      ['http://localhost:5174', false],
+      ['https://app.example:8443', false],
+      ['http://app.example', false],
+    ] as const) {
+      const res = await app.inject({ url: '/books', headers: { origin } });
+      assert.equal(res.headers['access-control-allow-origin'], allowed ? origin : undefined, origin);
+      const refusedPost = await app.inject({ method: 'PUT', url: '/books/1', headers: { origin, 'sec-fetch-site': 'cross-site' } });
+      assert.equal(refusedPost.statusCode, allowed ? 204 : 403, `the CSRF check agrees with CORS: ${origin}`);
+    }
   });
 
   test('an allowed origin is echoed, with the exposed headers', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { crossOriginCheck, isUnsafe } from '../../../src/app/headers/cross-origin.ts';
+import { crossOriginCheck, isUnsafe, normalizeOrigin } from '../../../src/app/headers/cross-origin.ts';
 import { controller, testApp } from '../../helpers/app.ts';
 
 describe('crossOriginCheck', () => {
@@ -38,6 +38,23 @@ describe('crossOriginCheck', () => {
     assert.equal(refuse({ origin: 'https://evil.example' }, HOST), true);
     assert.equal(refuse({ origin: 'null' }, HOST), true, 'a sandboxed frame');
     assert.equal(refuse({}, HOST), false, 'curl, a server');
+  });
+});
+
+describe('normalizeOrigin', () => {
+  test('scheme and host lower-cased, a default port dropped, any other port kept: as a browser sends Origin', () => {
+    assert.equal(normalizeOrigin('HTTPS://App.Example'), 'https://app.example');
+    assert.equal(normalizeOrigin('https://app.example:443'), 'https://app.example');
+    assert.equal(normalizeOrigin('http://App.Example:80'), 'http://app.example');
+    assert.equal(normalizeOrigin('https://App.Example:8443'), 'https://app.example:8443');
+    assert.equal(normalizeOrigin('null'), 'null');
+    assert.equal(normalizeOrigin('https://[::1'), 'https://[::1', 'junk is only lower-cased');
+  });
+
+  test('a trusted origin configured with a default port or capitals matches what a browser sends', () => {
+    const refuse = crossOriginCheck(['https://Admin.Example:443']);
+    assert.equal(refuse({ 'sec-fetch-site': 'cross-site', origin: 'https://admin.example' }, 'shop.example'), false);
+    assert.equal(refuse({ 'sec-fetch-site': 'cross-site', origin: 'https://admin.example:8443' }, 'shop.example'), true);
   });
 });
 
