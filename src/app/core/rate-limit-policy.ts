@@ -1,4 +1,5 @@
 import { createError, describeValue } from '../../errors/flotilla-error.ts';
+import { ipPrefix } from '../../utils/ip-prefix.ts';
 import type { Ctx } from './ctx.ts';
 
 /**
@@ -18,10 +19,18 @@ export interface RateLimitOptions {
   /** The window, in ms: a positive integer (a window starts with the first request of a key that has none running). */
   windowMs: number;
   /**
-   * Whom a request is counted for (default: the client's address, `ctx.ip`).
-   * `undefined` exempts the request; a throw is a programming error, answered 500.
+   * Whom a request is counted for (default: the client's address, `ctx.ip`, an IPv6 one by its
+   * network: {@link clientAddress}). `undefined` exempts the request; a throw is a programming
+   * error, answered 500.
    */
   key?: (ctx: Ctx) => string | undefined;
+  /**
+   * The prefix length, 1–128, by which the default key groups IPv6 clients (default 56: what a
+   * provider hands one customer, so that a client cannot rotate through the addresses of its own
+   * network; 64: one subnet; 128: each address alone). IPv4 clients count by their whole address.
+   * Not used with a `key` of your own (which may call `clientAddress(ctx, bits)`).
+   */
+  ipv6Subnet?: number;
   /**
    * When the count cannot be had (the coordinator unreachable, the primary not answering in time):
    * `open` (the default) admits the request, `closed` answers 503 `UNAVAILABLE`.
@@ -55,19 +64,37 @@ export interface RateLimitPolicy {
   readonly hook: 'onRequest' | 'preHandler';
 }
 
+/** The options a `rateLimit` object may have. */
+const OPTIONS: readonly string[] = [
+  'max',
+  'windowMs',
+  'key',
+  'ipv6Subnet',
+  'onStoreError',
+  'countIf',
+  'hook',
+] satisfies (keyof RateLimitOptions)[];
+
 /** The longest window: 24 days. */
 export const MAX_WINDOW_MS = 86_400_000 * 24;
+
+/** The IPv6 prefix length the default key groups clients by, when `ipv6Subnet` is not given. */
+export const DEFAULT_IPV6_SUBNET = 56;
 
 /**
  * The default key of a rate limit: the client's address (`ctx.ip`: the connection's, or behind a
  * proxy `trustProxy` believes, the one it forwarded; without `trustProxy`, every request through a
- * proxy has the proxy's).
+ * proxy has the proxy's). An IPv4 address counts whole (one mapped in IPv6, `::ffff:192.0.2.1`, as
+ * the IPv4 address); an IPv6 address by its first `ipv6Subnet` bits (default 56), in one canonical
+ * form (`2001:db8:1:ff00::/56`) whichever way it was written, so that every worker and replica
+ * counts the same bucket.
  *
  * @example
  * rateLimit: { max: 100, windowMs: 60_000, key: (ctx) => (isInternal(ctx) ? undefined : clientAddress(ctx)) }
+ * clientAddress(ctx, 64); // '2001:db8:1:ff42::/64' for the client 2001:db8:1:ff42::7
  */
-export function clientAddress(ctx: Ctx): string {
-  return ctx.ip || 'unknown';
+export function clientAddress(ctx: Ctx, ipv6Subnet = DEFAULT_IPV6_SUBNET): string {
+  return ctx.ip ? ipPrefix(ctx.ip, ipv6Subnet) : 'unknown';
 }
 
 /**
@@ -82,18 +109,23 @@ export function rateLimitPolicy(option: unknown, name: string, owner: string): R
   if (option === undefined || option === false) return option;
   const bad = (reason: string) => createError('FLO_ERR_BAD_RATE_LIMIT', { owner, reason });
   if (typeof option !== 'object' || option === null || Array.isArray(option)) {
-    throw bad(`rateLimit must be an object { max, windowMs, key?, onStoreError?, countIf?, hook? } or false, got ${describeValue(option)}`);
+    throw bad(
+      `rateLimit must be an object { max, windowMs, key?, ipv6Subnet?, onStoreError?, countIf?, hook? } or false, got ${describeValue(option)}`,
+    );
   }
   const o = option as Record<string, unknown>;
   for (const field of Object.keys(o)) {
-    if (!['max', 'windowMs', 'key', 'onStoreError', 'countIf', 'hook'].includes(field)) throw bad(`unknown rateLimit option '${field}'`);
+    if (!OPTIONS.includes(field)) throw bad(`unknown rateLimit option '${field}'`);
   }
-  const { max, windowMs, key, onStoreError, countIf, hook } = o;
+  const { max, windowMs, key, ipv6Subnet, onStoreError, countIf, hook } = o;
   if (!Number.isSafeInteger(max) || (max as number) < 1) throw bad(`rateLimit.max must be a positive integer, got ${describeValue(max)}`);
   if (!Number.isSafeInteger(windowMs) || (windowMs as number) < 1 || (windowMs as number) > MAX_WINDOW_MS) {
     throw bad(`rateLimit.windowMs must be a positive integer of ms up to ${MAX_WINDOW_MS}, got ${describeValue(windowMs)}`);
   }
   if (key !== undefined && typeof key !== 'function') throw bad(`rateLimit.key must be a function of ctx, got ${describeValue(key)}`);
+  if (ipv6Subnet !== undefined && (!Number.isSafeInteger(ipv6Subnet) || (ipv6Subnet as number) < 1 || (ipv6Subnet as number) > 128)) {
+    throw bad(`rateLimit.ipv6Subnet must be an integer from 1 to 128, got ${describeValue(ipv6Subnet)}`);
+  }
   if (onStoreError !== undefined && onStoreError !== 'open' && onStoreError !== 'closed') {
     throw bad(`rateLimit.onStoreError must be 'open' or 'closed', got ${describeValue(onStoreError)}`);
   }
@@ -107,9 +139,15 @@ export function rateLimitPolicy(option: unknown, name: string, owner: string): R
     name,
     max: max as number,
     windowMs: windowMs as number,
-    key: (key as RateLimitPolicy['key'] | undefined) ?? clientAddress,
+    key: (key as RateLimitPolicy['key'] | undefined) ?? defaultKey(ipv6Subnet as number | undefined),
     onStoreError: onStoreError ?? 'open',
     countIf: countIf as RateLimitPolicy['countIf'],
     hook: hook ?? 'onRequest',
   };
+}
+
+/** The default key for `ipv6Subnet`: {@link clientAddress} itself at the default prefix length. */
+function defaultKey(ipv6Subnet: number | undefined): (ctx: Ctx) => string {
+  if (ipv6Subnet === undefined || ipv6Subnet === DEFAULT_IPV6_SUBNET) return clientAddress;
+  return (ctx) => clientAddress(ctx, ipv6Subnet);
 }

@@ -33,7 +33,12 @@ test('a bad option is a FLO_ERR_BAD_RATE_LIMIT naming its owner and the problem'
     [{ max: 5, windowMs: 1_000, key: 'ip' }, /rateLimit\.key must be a function of ctx, got the string "ip"/],
     [{ max: 5, windowMs: 1_000, onStoreError: 'maybe' }, /rateLimit\.onStoreError must be 'open' or 'closed'/],
     [{ max: 5, windowMs: 1_000, window: 1 }, /unknown rateLimit option 'window'/],
-    [true, /rateLimit must be an object \{ max, windowMs, key\?, onStoreError\?, countIf\?, hook\? \} or false, got boolean true/],
+    [{ max: 5, windowMs: 1_000, ipv6Subnet: 0 }, /rateLimit\.ipv6Subnet must be an integer from 1 to 128, got number 0/],
+    [{ max: 5, windowMs: 1_000, ipv6Subnet: 129 }, /rateLimit\.ipv6Subnet must be an integer from 1 to 128/],
+    [
+      true,
+      /rateLimit must be an object \{ max, windowMs, key\?, ipv6Subnet\?, onStoreError\?, countIf\?, hook\? \} or false, got boolean true/,
+    ],
     [null, /got null/],
     [[5, 1000], /got an array/],
   ];
