@@ -61,6 +61,7 @@ export const FLOTILLA_ERRORS = {
   },
   FLO_ERR_SESSION_VALUE: { base: TypeError, message: 'the session cannot be saved as JSON: {reason}' },
   FLO_ERR_NOT_A_WEBSOCKET: { base: Error, message: '{method} is for the ctx of a websocket route, once its socket is open' },
+  FLO_ERR_BAD_JWT_OPTION: { base: TypeError, message: 'jwtAuth: {reason}' },
   // topics
   FLO_ERR_BAD_TOPIC: { base: TypeError, message: 'a topic must be a string of 1 to {max} characters, got {got}' },
   FLO_ERR_PUBLISH_TOO_LARGE: {

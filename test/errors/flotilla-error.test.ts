@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Gauge, Registry } from 'prom-client';
+import { jwtAuth } from '../../src/app/auth/jwt-auth.ts';
 import { fromConnect } from '../../src/app/connect/from-connect.ts';
 import type { Ctx } from '../../src/app/core/ctx.ts';
 import type { Route } from '../../src/app/core/route.ts';
@@ -108,6 +109,7 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_BAD_STATIC_OPTION: () => quietApp().serveStatic('/assets', scratch, { maxAge: 60 } as never),
   FLO_ERR_STATIC_DIRECTORY: () => quietApp().serveStatic('/assets', join(scratch, 'no-such-directory')),
   FLO_ERR_BAD_STATUS: () => new KError(200, 'OK', 'not an error'),
+  FLO_ERR_BAD_JWT_OPTION: () => jwtAuth({ secret: 'x' }),
   FLO_ERR_NOT_A_WEBSOCKET: () => thrownInHandler((ctx) => ctx.subscribe('books')).then((e) => Promise.reject(e)),
   FLO_ERR_BAD_TOPIC: () => quietApp().publish('', 'x'),
   FLO_ERR_PUBLISH_TOO_LARGE: () => testApp({ logging: { level: 'silent' }, websockets: { maxMessageBytes: 4 } }).app.publish('t', 'hello'),

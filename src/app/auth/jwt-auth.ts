@@ -1,12 +1,13 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWTPayload, JWTVerifyGetKey } from 'jose';
+import { createError } from '../../errors/flotilla-error.ts';
 import { KError } from '../../errors/k-error.ts';
 import { documentHook } from '../../utils/hook-docs.ts';
 import type { Ctx } from '../core/ctx.ts';
 
 /** Where a token's signature is checked: exactly one of them. */
 export type JwtKey =
-  /** A shared secret (HS256/384/512). */
+  /** A shared secret (HS256/384/512) of at least 32 bytes (a string counts its UTF-8 bytes). */
   | { secret: string | Uint8Array; publicKey?: never; jwksUrl?: never }
   /** A public key, PEM (SPKI) or a `KeyObject` (RS*, PS*, ES*, EdDSA). */
   | { publicKey: string | KeyObject; secret?: never; jwksUrl?: never }
@@ -20,8 +21,10 @@ export type JwtAuthOptions = JwtKey & {
   audience?: string | string[];
   /** The accepted `alg`s; by default those of the key: HS256/384/512 for a secret, the asymmetric ones otherwise. `none` never is. */
   algorithms?: string[];
-  /** Leeway for `exp` and `nbf`, in seconds (default 0). */
+  /** Leeway for `exp`, `nbf` and `iat`, in seconds (default 0): how far the clocks of issuer and server may disagree. */
   clockToleranceS?: number;
+  /** Whether a token must carry `exp` (default true): one without it would be accepted forever. `false` only for an issuer that never sets it. */
+  requireExp?: boolean;
   /** With `jwksUrl`: a token with an unknown `kid` refetches the set at most this often (default 30 s), so a flood of forged `kid`s cannot hammer the provider. */
   jwksRefreshMs?: number;
 };
@@ -34,15 +37,20 @@ export interface JwtAuth<C extends object> {
 }
 
 const SYMMETRIC = ['HS256', 'HS384', 'HS512'];
+/** The shortest HMAC secret taken, in bytes: HS256's output size (RFC 7518 §3.2), the length cookie secrets need too. */
+const MIN_SECRET_BYTES = 32;
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
 
 /**
  * Bearer-token authentication, an `onRequest` hook for the App, a group or a route: the
- * `Authorization: Bearer <JWT>` token is verified (jose: signature, `exp`, `nbf`, `iss`, `aud`,
- * the algorithm among `algorithms`: `alg: none` and an HS token checked against a public key are
- * refused) and its claims put on `ctx.auth`. A missing or bad token is a 401 problem with
- * `WWW-Authenticate: Bearer error="invalid_token"`; what was wrong is logged at debug level, never
- * told to the client.
+ * `Authorization: Bearer <JWT>` token is verified (jose: signature, `exp` — required unless
+ * `requireExp: false` —, `nbf`, `iss`, `aud`, the algorithm among `algorithms`: `alg: none` and an HS
+ * token checked against a public key are refused; and an `iat` in the future, beyond
+ * `clockToleranceS`) and its claims put on `ctx.auth`. A missing or bad token is a 401 problem with
+ * `WWW-Authenticate: Bearer error="invalid_token"` and a fixed `error_description`; what was wrong
+ * is logged at debug level, never told to the client. Options that cannot be safe (an HMAC `secret`
+ * shorter than 32 bytes, `none` among the algorithms, algorithms that do not fit the key) throw
+ * `FLO_ERR_BAD_JWT_OPTION` when the hook is made.
  *
  * @example
  * const auth = jwtAuth<{ sub: string; scope: string }>({ jwksUrl: 'https://id.example/.well-known/jwks.json', issuer: 'https://id.example/', audience: 'books' });
@@ -51,10 +59,13 @@ const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
  */
 export function jwtAuth<C extends object = JWTPayload>(options: JwtAuthOptions): JwtAuth<C> {
   const symmetric = options.secret !== undefined;
+  if (symmetric) checkSecret(options.secret);
   const algorithms = options.algorithms ?? (symmetric ? SYMMETRIC : ASYMMETRIC);
-  if (algorithms.some((alg) => alg.toLowerCase() === 'none')) throw new TypeError('jwtAuth: `none` is not an algorithm a token may use');
+  if (algorithms.some((alg) => alg.toLowerCase() === 'none'))
+    throw createError('FLO_ERR_BAD_JWT_OPTION', { reason: '`none` is not an algorithm a token may use' });
   if (algorithms.some((alg) => SYMMETRIC.includes(alg)) !== symmetric) {
-    throw new TypeError(`jwtAuth: algorithms ${algorithms.join(', ')} do not fit a ${symmetric ? 'secret' : 'public key'}`);
+    const reason = `algorithms ${algorithms.join(', ')} do not fit a ${symmetric ? 'secret' : 'public key'}`;
+    throw createError('FLO_ERR_BAD_JWT_OPTION', { reason });
   }
   let verifier: Promise<(token: string) => Promise<JWTPayload>> | undefined;
   const verify = (token: string) => {
@@ -80,6 +91,17 @@ export function jwtAuth<C extends object = JWTPayload>(options: JwtAuthOptions):
   });
 }
 
+/** An HMAC secret as short as a password can be guessed offline from one token: refused. */
+function checkSecret(secret: unknown): void {
+  const bytes =
+    typeof secret === 'string' ? Buffer.byteLength(secret, 'utf8') : secret instanceof Uint8Array ? secret.byteLength : undefined;
+  if (bytes === undefined) throw createError('FLO_ERR_BAD_JWT_OPTION', { reason: 'secret must be a string or a Uint8Array' });
+  if (bytes < MIN_SECRET_BYTES)
+    throw createError('FLO_ERR_BAD_JWT_OPTION', {
+      reason: `secret is ${bytes} bytes, an HMAC secret needs at least ${MIN_SECRET_BYTES} (random, e.g. openssl rand -base64 32)`,
+    });
+}
+
 /** jose, loaded with the first token: an App without `jwtAuth` never loads it. */
 async function makeVerifier(options: JwtAuthOptions, algorithms: string[]): Promise<(token: string) => Promise<JWTPayload>> {
   const jose = await import('jose');
@@ -93,13 +115,21 @@ async function makeVerifier(options: JwtAuthOptions, algorithms: string[]): Prom
       cacheMaxAge: 600_000,
       timeoutDuration: 5_000,
     });
+  const tolerance = options.clockToleranceS ?? 0;
   const verifyOptions = {
     algorithms,
-    clockTolerance: options.clockToleranceS ?? 0,
+    clockTolerance: tolerance,
+    ...(options.requireExp === false ? {} : { requiredClaims: ['exp'] }),
     ...(options.issuer === undefined ? {} : { issuer: options.issuer }),
     ...(options.audience === undefined ? {} : { audience: options.audience }),
   };
-  return async (token) => (await jose.jwtVerify(token, key as Parameters<typeof jose.jwtVerify>[1], verifyOptions)).payload;
+  return async (token) => {
+    const { payload } = await jose.jwtVerify(token, key as Parameters<typeof jose.jwtVerify>[1], verifyOptions);
+    // jose checks `iat` only against a maximum age: a token issued in the future is refused here
+    if (payload.iat !== undefined && payload.iat > Date.now() / 1000 + tolerance)
+      throw new Error('"iat" claim timestamp check failed (issued in the future)');
+    return payload;
+  };
 }
 
 function bearerToken(header: string | undefined): string | undefined {
@@ -108,6 +138,8 @@ function bearerToken(header: string | undefined): string | undefined {
   return match?.[1];
 }
 
+/** A 401 whose `WWW-Authenticate` (RFC 6750 §3) says only what the problem's detail says: a fixed text, no reason of jose's. */
 function unauthorized(detail: string): KError {
-  return KError.of('UNAUTHORIZED', detail, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
+  const challenge = `Bearer error="invalid_token", error_description="${detail}"`;
+  return KError.of('UNAUTHORIZED', detail, { headers: { 'WWW-Authenticate': challenge } });
 }

@@ -63,7 +63,7 @@ describe('jwtAuth with a JWKS', () => {
 
     const missing = await get();
     assert.equal(missing.statusCode, 401);
-    assert.equal(missing.headers['www-authenticate'], 'Bearer error="invalid_token"');
+    assert.equal(missing.headers['www-authenticate'], 'Bearer error="invalid_token", error_description="a bearer token is required"');
     assert.equal(missing.json().code, 'UNAUTHORIZED');
 
     const expired = await token(first.privateKey, 'RS256', 'one', {}, '-1m');
@@ -83,7 +83,11 @@ describe('jwtAuth with a JWKS', () => {
     for (const [what, bad] of Object.entries({ expired, wrongAudience, wrongIssuer, none, garbage: 'not.a.token' })) {
       const res = await get(bad);
       assert.equal(res.statusCode, 401, what);
-      assert.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"', what);
+      assert.equal(
+        res.headers['www-authenticate'],
+        'Bearer error="invalid_token", error_description="the bearer token is invalid or expired"',
+        what,
+      );
       assert.equal(res.json().detail, 'the bearer token is invalid or expired', `${what}: the reason stays in the server's log`);
     }
   });
@@ -117,8 +121,73 @@ describe('jwtAuth with a key of its own', () => {
       200,
       'within the tolerance',
     );
-    assert.throws(() => jwtAuth({ secret, algorithms: ['none'] }), /none/);
-    assert.throws(() => jwtAuth({ secret, algorithms: ['RS256'] }), /do not fit a secret/);
-    assert.throws(() => jwtAuth({ jwksUrl: 'https://id.example/jwks', algorithms: ['HS256'] }), /do not fit a public key/);
+    assert.throws(() => jwtAuth({ secret, algorithms: ['none'] }), { code: 'FLO_ERR_BAD_JWT_OPTION', message: /none/ });
+    assert.throws(() => jwtAuth({ secret, algorithms: ['RS256'] }), { code: 'FLO_ERR_BAD_JWT_OPTION', message: /do not fit a secret/ });
+    assert.throws(() => jwtAuth({ jwksUrl: 'https://id.example/jwks', algorithms: ['HS256'] }), {
+      code: 'FLO_ERR_BAD_JWT_OPTION',
+      message: /do not fit a public key/,
+    });
+  });
+
+  test('an HMAC secret shorter than 32 bytes throws FLO_ERR_BAD_JWT_OPTION when the hook is made', () => {
+    for (const secret of ['x', 'a'.repeat(31), new Uint8Array(16)]) {
+      assert.throws(
+        () => jwtAuth({ secret }),
+        (error: Error & { code?: string }) => {
+          assert.equal(error.code, 'FLO_ERR_BAD_JWT_OPTION');
+          assert.ok(error instanceof TypeError);
+          assert.match(error.message, /at least 32/);
+          return true;
+        },
+      );
+    }
+    // bytes, not characters: 16 two-byte characters are 32 bytes
+    for (const secret of ['a'.repeat(32), 'é'.repeat(16), new Uint8Array(32)]) assert.doesNotThrow(() => jwtAuth({ secret }));
+  });
+});
+
+describe('jwtAuth and time', () => {
+  const SECRET = 'a secret of at least thirty-two characters!';
+  const key = new TextEncoder().encode(SECRET);
+  const now = () => Math.floor(Date.now() / 1000);
+  /** An HS256 token with exactly these time claims (none added). */
+  const signed = (claims: { exp?: number; iat?: number; nbf?: number }) =>
+    new SignJWT({ scope: 'books:read', ...claims }).setProtectedHeader({ alg: 'HS256' }).setSubject('ann').sign(key);
+
+  test('a token without exp is refused, unless requireExp: false', async () => {
+    const strict = appWith(jwtAuth<{ scope: string }>({ secret: SECRET }));
+    const forever = await signed({ iat: now() });
+    const refused = await strict(forever);
+    assert.equal(refused.statusCode, 401);
+    assert.equal(
+      refused.headers['www-authenticate'],
+      'Bearer error="invalid_token", error_description="the bearer token is invalid or expired"',
+    );
+    assert.equal(refused.json().detail, 'the bearer token is invalid or expired');
+    assert.equal((await strict(await signed({ iat: now(), exp: now() + 300 }))).statusCode, 200);
+
+    const lenient = appWith(jwtAuth<{ scope: string }>({ secret: SECRET, requireExp: false }));
+    const accepted = await lenient(forever);
+    assert.equal(accepted.statusCode, 200, accepted.body);
+    assert.deepEqual(accepted.json(), { sub: 'ann', scope: 'books:read' });
+    assert.equal((await lenient(await signed({ exp: now() - 60 }))).statusCode, 401, 'an exp it carries still counts');
+  });
+
+  test('issued or valid only in the future (iat, nbf beyond clockToleranceS): 401; within the tolerance: 200', async () => {
+    const get = appWith(jwtAuth<{ scope: string }>({ secret: SECRET, clockToleranceS: 120 }));
+    const exp = now() + 7200;
+    const cases = {
+      'iat an hour ahead': [{ iat: now() + 3600, exp }, 401],
+      'nbf an hour ahead': [{ iat: now(), nbf: now() + 3600, exp }, 401],
+      'iat a minute ahead (a skewed clock)': [{ iat: now() + 60, exp }, 200],
+      'nbf a minute ahead (a skewed clock)': [{ iat: now(), nbf: now() + 60, exp }, 200],
+      'iat and nbf now': [{ iat: now(), nbf: now(), exp }, 200],
+    } as const;
+    for (const [what, [claims, status]] of Object.entries(cases)) {
+      const res = await get(await signed(claims));
+      assert.equal(res.statusCode, status, `${what}: ${res.body}`);
+    }
+    const exact = appWith(jwtAuth<{ scope: string }>({ secret: SECRET }));
+    assert.equal((await exact(await signed({ iat: now() + 60, exp }))).statusCode, 401, 'no tolerance by default');
   });
 });
