@@ -8,6 +8,7 @@ export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, title: 'Validation Failed' },
   INVALID_PAGINATION: { status: 400, title: 'Invalid Pagination' },
   MALFORMED_JSON: { status: 400, title: 'Malformed JSON' },
+  INVALID_UTF8: { status: 400, title: 'Invalid UTF-8' },
   FORBIDDEN_KEY: { status: 400, title: 'Forbidden Key' },
   BAD_URL: { status: 400, title: 'Bad URL' },
   BAD_UPGRADE: { status: 400, title: 'Bad Upgrade Request' },

@@ -1,4 +1,4 @@
-import { mediaTypeMatches, parseMediaType, unsupported } from './common.ts';
+import { mediaTypeMatches, mediaTypeOf, unsupported } from './common.ts';
 
 /** How a route reads its request body (the route option `body`); `json` by default. */
 export type BodyKind = 'json' | 'text' | 'raw' | 'form' | 'multipart' | 'stream';
@@ -26,8 +26,8 @@ export function bodyMediaTypes(kind: BodyKind, mediaTypes?: readonly string[]): 
   return [BODY_MEDIA_TYPES[kind]];
 }
 
-/** A `Content-Type` among `accepted` (exact types or `type/*` wildcards), else a 415 listing them. */
+/** A `Content-Type` among `accepted` (exact types or `type/*` wildcards), else a 415 listing them (a malformed one included). */
 export function checkMediaTypes(header: string | undefined, accepted: readonly string[]): void {
-  const media = parseMediaType(header);
-  if (media === undefined || !accepted.some((pattern) => mediaTypeMatches(media.type, pattern))) throw unsupported(accepted, header);
+  const { type } = mediaTypeOf(header, accepted);
+  if (!accepted.some((pattern) => mediaTypeMatches(type, pattern))) throw unsupported(accepted, header);
 }

@@ -1,25 +1,27 @@
 import type { IncomingMessage } from 'node:http';
 import { KError } from '../../errors/k-error.ts';
-import { checkDeclaredLength, forbiddenFieldName, forbiddenKey, hasBody, parseMediaType, unsupported } from './common.ts';
+import { checkDeclaredLength, forbiddenFieldName, forbiddenKey, hasBody, mediaTypeOf, unsupported } from './common.ts';
 import type { FormBody } from './form.ts';
 import { MULTIPART_TYPE, MultipartReader } from './multipart-parts.ts';
 import type { BufferedFile, BufferedMultipart, MultipartBody, MultipartLimits } from './multipart-types.ts';
 
 /** RFC 2046 §5.1.1: 1 to 70 characters, not ending in a space. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
+const ACCEPTED = [MULTIPART_TYPE];
 
 /**
  * Reads a `multipart/form-data` body as it streams in (see `MultipartBody`),
- * with @fastify/busboy. Checked at once: the media type (415), a boundary as
+ * with @fastify/busboy. Checked at once: the media type (415, as for a
+ * malformed `Content-Type`), a boundary as
  * RFC 2046 allows (400), a declared `Content-Length` above `limit` (413).
  * A request without a body gives no part.
  */
 export function readMultipartBody(req: IncomingMessage, limit: number, signal?: AbortSignal, options: MultipartLimits = {}): MultipartBody {
   if (!hasBody(req)) return new MultipartReader(undefined, limit, signal, options);
   const header = req.headers['content-type'];
-  const media = parseMediaType(header);
-  if (media?.type !== MULTIPART_TYPE) throw unsupported([MULTIPART_TYPE], header);
-  const boundary = media.params.get('boundary');
+  const { type, parameters } = mediaTypeOf(header, ACCEPTED);
+  if (type !== MULTIPART_TYPE) throw unsupported(ACCEPTED, header);
+  const boundary = parameters.boundary;
   if (boundary === undefined || !BOUNDARY.test(boundary)) {
     throw KError.badRequest('the multipart/form-data body has no valid boundary (1 to 70 characters as RFC 2046 allows)');
   }

@@ -1,8 +1,13 @@
+import { safeParse as parseContentType } from 'fast-content-type-parse';
 import { BODY_KINDS } from '../bodies/kinds.ts';
 import type { Route } from './route.ts';
 
 const LIMITS = { multipart: ['files', 'fileBytes', 'fields', 'fieldBytes'], form: ['fields'] } as const;
-const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/(\*|[!#$%&'*+.^_`|~0-9A-Za-z-]+)$/;
+
+/** Whether a route's declared media type is one (`type/subtype` or `type/*`), without parameters: as the body parsers read `Content-Type`. */
+function isMediaType(value: unknown): boolean {
+  return typeof value === 'string' && value !== '' && parseContentType(value).type === value.toLowerCase();
+}
 
 /**
  * What is wrong with a route's body options, checked at registration (a
@@ -30,9 +35,7 @@ export function bodyOptionsProblem(route: Route): string | undefined {
   }
   if (route.mediaTypes !== undefined) {
     if (kind !== 'raw' && kind !== 'stream') return `mediaTypes applies to a raw or stream body, and this route's body is ${kind}`;
-    const bad = Array.isArray(route.mediaTypes)
-      ? route.mediaTypes.find((t) => typeof t !== 'string' || !MEDIA_TYPE.test(t))
-      : route.mediaTypes;
+    const bad = Array.isArray(route.mediaTypes) ? route.mediaTypes.find((t) => !isMediaType(t)) : route.mediaTypes;
     if (bad !== undefined) return `mediaTypes must be media types such as 'application/json' or 'text/*', got ${JSON.stringify(bad)}`;
   }
   const early = route.bodyBeforeMiddlewares;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { parseMediaType } from '../../../src/app/bodies/common.ts';
+import { isUtf8Charset, mediaTypeOf } from '../../../src/app/bodies/common.ts';
 import { BODY_KINDS, BODY_MEDIA_TYPES, type BodyKind, type BodyOptions, bodyMediaTypes, readBody } from '../../../src/app/bodies/index.ts';
 import { KError } from '../../../src/errors/k-error.ts';
 import { flood } from '../../helpers/http.ts';
@@ -132,13 +132,37 @@ describe('media types', () => {
     assert.deepEqual(bodyMediaTypes('form'), ['application/x-www-form-urlencoded']);
   });
 
-  test('parseMediaType reads the type and its parameters, and refuses what has no type/subtype', () => {
-    const parsed = parseMediaType('Multipart/Form-Data ; Boundary="a b;c\\"d" ; charset=UTF-8; flag; =x; boundary=second');
-    assert.equal(parsed?.type, 'multipart/form-data');
-    assert.deepEqual(Object.fromEntries(parsed?.params ?? []), { boundary: 'a b;c"d', charset: 'UTF-8' });
-    assert.deepEqual(Object.fromEntries(parseMediaType('text/plain;charset="unterminated')?.params ?? []), {});
-    for (const header of [undefined, '', 'text', '/plain', 'text/', 'te xt/plain', 'text/pl ain', 'text/plain/x']) {
-      assert.equal(parseMediaType(header), undefined, String(header));
+  test('mediaTypeOf reads the type in lower case and its parameters, unquoted, the first of a repeated one', () => {
+    const parsed = mediaTypeOf('Multipart/Form-Data ; Boundary="a b;c\\"d" ; charset=UTF-8; boundary=second', ['multipart/form-data']);
+    assert.equal(parsed.type, 'multipart/form-data');
+    assert.deepEqual({ ...parsed.parameters }, { boundary: 'a b;c"d', charset: 'UTF-8' });
+    assert.deepEqual({ ...mediaTypeOf('text/plain;', ['text/*']).parameters }, {});
+  });
+
+  test('mediaTypeOf: a missing or malformed Content-Type is a 415 whose detail says what is wrong', () => {
+    const refused = (header: string | undefined, detail: RegExp) =>
+      assert.throws(
+        () => mediaTypeOf(header, ['text/*']),
+        (e: unknown) => e instanceof KError && e.status === 415 && e.headers?.['Accept-Post'] === 'text/*' && detail.test(e.message),
+        String(header),
+      );
+    for (const header of [undefined, '']) refused(header, /expected a body of type text\/\*, got 'none'/);
+    for (const header of ['text', '/plain', 'text/', 'te xt/plain', 'text/pl ain', 'text/plain/x', 'text/plain, text/html']) {
+      refused(header, /is not a media type \(type\/subtype\)$/);
     }
+    for (const header of [
+      'text/plain; charset',
+      'text/plain; =x',
+      'text/plain; charset=',
+      'text/plain;charset="unterminated',
+      'text/plain; a=b c',
+    ]) {
+      refused(header, /has a malformed parameter/);
+    }
+  });
+
+  test('isUtf8Charset: no charset, utf-8 and utf8 in any case; nothing else', () => {
+    for (const charset of [undefined, 'utf-8', 'UTF-8', 'utf8', 'Utf8']) assert.equal(isUtf8Charset(charset), true, charset);
+    for (const charset of ['latin1', 'utf-16', 'utf-8 ', 'unicode-1-1-utf-8', '']) assert.equal(isUtf8Charset(charset), false, charset);
   });
 });

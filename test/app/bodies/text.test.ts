@@ -42,11 +42,20 @@ describe('text bodies', () => {
     assert.deepEqual(res.json(), { text: 'a' });
   });
 
-  test('bytes that are not valid in the charset are a 400', async () => {
-    const res = await post(Buffer.from([0x61, 0xc3, 0x28]));
+  test('bytes that are not valid UTF-8 are a 400 INVALID_UTF8 naming the offset, whatever label says UTF-8', async () => {
+    for (const type of ['text/plain', 'text/plain; charset=utf8', 'text/csv; charset="UTF-8"', 'text/plain; charset=unicode-1-1-utf-8']) {
+      const res = await post(Buffer.from([0x61, 0xc3, 0x28]), { 'content-type': type });
+      assert.equal(res.statusCode, 400, type);
+      assert.equal(res.json().code, 'INVALID_UTF8', type);
+      assert.equal(res.json().detail, 'the body is not valid UTF-8 (byte offset 1)', type);
+    }
+  });
+
+  test('bytes that are not valid in another charset are a 400 naming it', async () => {
+    const res = await post(Buffer.from([0x82]), { 'content-type': 'text/plain; charset=shift_jis' });
     assert.equal(res.statusCode, 400);
     assert.equal(res.json().code, 'BAD_REQUEST');
-    assert.equal(res.json().detail, 'the body is not valid utf-8');
+    assert.equal(res.json().detail, 'the body is not valid shift_jis');
   });
 
   test('an unknown charset is a 415', async () => {
