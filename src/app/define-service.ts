@@ -1,4 +1,5 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import { settingsFallbacksOf } from '../config/fallback-secrets.ts';
 import { adoptSettings, checkSettings } from '../config/settings.ts';
 import { unsetPathsOf } from '../config/unset-settings.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
@@ -51,7 +52,8 @@ export function defineService(definition: unknown): ServiceSetup {
     throw createError('FLO_ERR_BAD_SERVICE_SETUP', { got: describeValue(definition) });
   }
   const withSettings = (app: App) => {
-    adoptSettings(app, checkSettings(schema, app.config.settings, unsetPathsOf(app.config)));
+    // in production, a secret on its development fallback is refused with the other problems
+    adoptSettings(app, checkSettings(schema, app.config.settings, unsetPathsOf(app.config), settingsFallbacksOf(app.config)));
     return setup(app as ServiceApp<never>);
   };
   return Object.assign(withSettings, { settingsSchema: schema });

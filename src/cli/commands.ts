@@ -7,9 +7,10 @@ import { createLogger } from '../app/observability/logger.ts';
 import { prettyAvailable } from '../app/observability/pretty-stream.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
-import { type LoadedConfig, loadConfigFile, locateProblems, type UnsetSetting } from '../config/load-file.ts';
+import { settingsFallbacksOf, settingsSecretProblems } from '../config/fallback-secrets.ts';
+import { type LoadedConfig, type LoadOptions, loadConfigFile, locateProblems, START_ENV, type UnsetSetting } from '../config/load-file.ts';
 import { redactConfig } from '../config/redact.ts';
-import { checkSettings, redactSettings, undeclaredSettings } from '../config/settings.ts';
+import { checkSettings, redactSettings, secretPaths, undeclaredSettings } from '../config/settings.ts';
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
@@ -56,11 +57,12 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const configFile = chosen.file;
   if (chosen.discovered) process.stderr.write(`flotilla: using ${configFile} (no --config given)\n`);
+  const options = loadOptions(args.command);
   let loaded: LoadedConfig;
   try {
-    // `openapi` and `config` connect to nothing: settings whose variables are unset (secrets) are left out
-    const lenient = args.command === 'openapi' || args.command === 'config';
-    loaded = loadConfigFile(configFile, process.env, lenient ? { unsetSettings: 'absent' } : {});
+    loaded = loadConfigFile(configFile, process.env, options);
+    // in production, the secrets on development fallbacks: the file's and the settings', all at once
+    if (loaded.secretProblems.length > 0) throw await secretsRefused(loaded, configFile);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`flotilla: ${error.message}\n`);
@@ -98,9 +100,11 @@ async function main(argv: readonly string[]): Promise<number> {
       const config = dev ? devConfig(loaded.config, pretty) : loaded.config;
       // the App's logger format, written synchronously: the primary logs little, and its lines mark the cluster's milestones
       const logger = createLogger(config, config.logging.pretty ? undefined : pino.destination(1), { role: 'primary' });
+      logger.info({ env: loaded.env.env }, `env ${loaded.env.env} (${loaded.env.reason})`);
       const workerEntry = fileURLToPath(entryPoint('worker/worker-entry'));
       const load = () => {
-        const again = loadConfigFile(configFile).config;
+        // read again as at the start: the same default env, the same refusal of development secrets
+        const again = loadConfigFile(configFile, process.env, { ...options, secrets: dev ? 'allow' : 'refuse' }).config;
         return dev ? devConfig(again, pretty) : again;
       };
       let primary: Primary;
@@ -141,6 +145,47 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 /**
+ * How each command reads the file. `start` runs as `production` unless the config's `env` or
+ * `NODE_ENV` says otherwise, and refuses secrets on development fallbacks there; `dev` runs as
+ * `development` by default and refuses nothing. `config` and `openapi` read the file as `start`
+ * would (its environment, its defaults); they connect to nothing, so settings whose variables are
+ * unset are left out, and `openapi` refuses no development secret (it uses none).
+ */
+function loadOptions(command: 'start' | 'dev' | 'openapi' | 'config'): LoadOptions {
+  switch (command) {
+    case 'start':
+      return { defaultEnv: START_ENV, secrets: 'report' };
+    case 'dev':
+      return { defaultEnv: { env: 'development', from: "flotilla dev's default" }, secrets: 'allow' };
+    case 'config':
+      return { defaultEnv: START_ENV, secrets: 'report', unsetSettings: 'absent' };
+    case 'openapi':
+      return { defaultEnv: START_ENV, secrets: 'allow', unsetSettings: 'absent' };
+  }
+}
+
+/**
+ * The refusal of a production config whose secrets took development fallbacks: the file's own
+ * (`loaded.secretProblems`) and, when some `settings` took fallbacks too, the settings' secrets
+ * among them, for which the service module is imported here (only on this failure path: the
+ * primary's main thread otherwise runs no service code; the workers would refuse them alone).
+ */
+async function secretsRefused(loaded: LoadedConfig, configFile: string): Promise<ConfigError> {
+  const problems = [...loaded.secretProblems];
+  const fallbacks = settingsFallbacksOf(loaded.config);
+  if (fallbacks.length > 0 && loaded.servicePath !== undefined) {
+    try {
+      const schema = (await loadService<App>(loaded.servicePath)).settingsSchema;
+      const secrets = schema === undefined ? [] : secretPaths(schema, loaded.config.settings ?? {});
+      problems.push(...locateProblems(configFile, settingsSecretProblems(secrets, fallbacks)).problems);
+    } catch {
+      // the service cannot be loaded here: the file's problems alone (a worker would name the rest)
+    }
+  }
+  return new ConfigError(problems.sort((a, b) => (a.line ?? 0) - (b.line ?? 0)));
+}
+
+/**
  * What `flotilla config` prints: the effective config with secrets redacted.
  * The `settings` are checked against the service's schema (its module is
  * imported for it), shown with the schema's defaults, and the values the
@@ -155,7 +200,7 @@ async function effectiveConfig(loaded: LoadedConfig, configFile: string): Promis
     if (config.settings !== undefined) throw locateProblems(configFile, undeclaredSettings().problems);
     return redactConfig(config);
   }
-  const settings = located(configFile, () => checkSettings(schema, config.settings, unsetPathsOf(config)));
+  const settings = located(configFile, () => checkSettings(schema, config.settings, unsetPathsOf(config), settingsFallbacksOf(config)));
   return redactConfig({ ...config, settings: redactSettings(schema, settings) });
 }
 

@@ -1,3 +1,4 @@
+import type { FallbackValue } from '../config/interpolate.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { createError } from '../errors/flotilla-error.ts';
 
@@ -12,6 +13,8 @@ export interface WorkerStart {
   configFile?: string;
   /** Stable index of the worker's slot (0..workers-1), kept across restarts. */
   slot: number;
+  /** The `settings` on development fallbacks the service's setup refuses if secret (production only; see fallback-secrets.ts). */
+  settingsFallbacks?: readonly FallbackValue[];
 }
 
 export function encodeWorkerStart(start: WorkerStart): string {

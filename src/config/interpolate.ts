@@ -4,8 +4,30 @@ import { type LocatedProblem, pathOfAncestry } from './yaml-paths.ts';
 
 /** The result of interpolating one string. */
 export type Interpolated =
-  | { ok: true; value: string /** The text was exactly one `${...}` expression. */; whole: boolean }
+  | {
+      ok: true;
+      value: string;
+      /** The text was exactly one `${...}` expression. */
+      whole: boolean;
+      /** The non-empty defaults `${VAR:-default}` put into `value` (VAR unset or empty), in order. */
+      fallbacks: Fallback[];
+    }
   | { ok: false; errors: string[] /** The unset variables among the errors' causes. */; unset: string[] };
+
+/**
+ * A non-empty default that `${VAR:-default}` put into a value, because VAR is unset or empty: in
+ * production, a secret must not come from one (fallback-secrets.ts). An empty default (`${VAR:-}`)
+ * means "not configured" and is no fallback.
+ */
+export interface Fallback {
+  /** The variable. */
+  name: string;
+  /** Why its default was taken. */
+  variable: 'unset' | 'empty';
+  /** Where the default's text starts in the interpolated value, and where it ends (exclusive). */
+  start: number;
+  end: number;
+}
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -23,6 +45,7 @@ export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated 
   let expressions = 0;
   const errors: string[] = [];
   const unset: string[] = [];
+  const fallbacks: Fallback[] = [];
   let i = 0;
   while (i < text.length) {
     const at = text.indexOf('$', i);
@@ -40,7 +63,10 @@ export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated 
       expressions++;
       const result = expand(text.slice(at + 2, end), env);
       if (typeof result === 'string') value += result;
-      else {
+      else if ('fallback' in result) {
+        fallbacks.push({ ...result.fallback, start: value.length, end: value.length + result.text.length });
+        value += result.text;
+      } else {
         errors.push(result.error);
         if (result.unset !== undefined) unset.push(result.unset);
       }
@@ -53,10 +79,12 @@ export function interpolate(text: string, env: NodeJS.ProcessEnv): Interpolated 
   if (errors.length > 0) return { ok: false, errors, unset };
   value += text.slice(i);
   const whole = expressions === 1 && text.startsWith('${') && text.indexOf('}') === text.length - 1;
-  return { ok: true, value, whole };
+  return { ok: true, value, whole, fallbacks };
 }
 
-function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: string; unset?: string } {
+type Expanded = string | { text: string; fallback: Pick<Fallback, 'name' | 'variable'> } | { error: string; unset?: string };
+
+function expand(expression: string, env: NodeJS.ProcessEnv): Expanded {
   const sep = expression.indexOf(':-');
   const name = sep === -1 ? expression : expression.slice(0, sep);
   if (!NAME.test(name)) {
@@ -64,7 +92,11 @@ function expand(expression: string, env: NodeJS.ProcessEnv): string | { error: s
     return { error: `invalid expression \${${shown.slice(1, -1)}}; expected \${NAME} or \${NAME:-default}` };
   }
   const found = env[name];
-  if (sep !== -1) return found === undefined || found === '' ? expression.slice(sep + 2) : found;
+  if (sep !== -1) {
+    if (found !== undefined && found !== '') return found;
+    const text = expression.slice(sep + 2);
+    return text === '' ? text : { text, fallback: { name, variable: found === undefined ? 'unset' : 'empty' } };
+  }
   if (found === undefined)
     return { error: `environment variable ${name} is not set (use \${${name}:-default} to give a default)`, unset: name };
   return found;
@@ -77,6 +109,16 @@ export interface UnsetValue {
   path: (string | number)[];
   /** Where the value starts in the text. */
   offset: number;
+}
+
+/** A scalar value of a document that took non-empty `${VAR:-default}` fallbacks. */
+export interface FallbackValue {
+  path: (string | number)[];
+  /** Where the value starts in the text. */
+  offset: number;
+  /** The value as interpolated (before any re-typing: `${PORT:-3000}` is `'3000'` here). */
+  value: string;
+  fallbacks: Fallback[];
 }
 
 /**
@@ -95,11 +137,19 @@ export interface UnsetTolerance {
  * ${PORT:-3000}` is the number 3000; quoted scalars stay strings. Substituted
  * text never becomes YAML structure. With `lenient`, a value under its key
  * that names unset variables (and has no other problem) is recorded there instead.
+ * Each value that took a non-empty `${VAR:-default}` is recorded in `fallbacks`, when given.
  *
  * @example
- * const problems = interpolateDocument(parseDocument('port: ${PORT:-3000}'), process.env);
+ * const fallbacks: FallbackValue[] = [];
+ * const problems = interpolateDocument(parseDocument('port: ${PORT:-3000}'), {}, undefined, fallbacks);
+ * // fallbacks: [{ path: ['port'], value: '3000', fallbacks: [{ name: 'PORT', variable: 'unset', start: 0, end: 4 }], … }]
  */
-export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, lenient?: UnsetTolerance): LocatedProblem[] {
+export function interpolateDocument(
+  doc: Document,
+  env: NodeJS.ProcessEnv,
+  lenient?: UnsetTolerance,
+  fallbacks?: FallbackValue[],
+): LocatedProblem[] {
   const problems: LocatedProblem[] = [];
   yaml().visit(doc, {
     Scalar(key, node, ancestry) {
@@ -115,6 +165,13 @@ export function interpolateDocument(doc: Document, env: NodeJS.ProcessEnv, lenie
         for (const message of result.errors) problems.push({ path, offset, message });
         return;
       }
+      if (fallbacks !== undefined && result.fallbacks.length > 0)
+        fallbacks.push({
+          path: pathOfAncestry(ancestry, node),
+          offset: node.range?.[0] ?? 0,
+          value: result.value,
+          fallbacks: result.fallbacks,
+        });
       node.value = result.whole && isRetypable(node) ? retype(doc, result.value) : result.value;
     },
   });

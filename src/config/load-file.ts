@@ -2,8 +2,11 @@ import { accessSync, closeSync, constants, openSync, readSync, statSync } from '
 import { dirname, resolve } from 'node:path';
 import { isRecord } from '../utils/is-record.ts';
 import { readTlsFiles, TlsFileError } from '../utils/tls-files.ts';
+import { tlsPolicyProblem } from '../utils/tls-policy.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
-import type { UnsetTolerance } from './interpolate.ts';
+import { chooseEnv, type Env, type EnvChoice } from './env-default.ts';
+import { configSecretProblems, markSettingsFallbacks } from './fallback-secrets.ts';
+import type { FallbackValue, UnsetTolerance } from './interpolate.ts';
 import { readYaml } from './read-yaml.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 import { markUnset } from './unset-settings.ts';
@@ -22,6 +25,15 @@ export interface LoadedConfig {
   servicePath?: string;
   /** With `unsetSettings: 'absent'`: the settings left out because their variables are unset, located. */
   unset?: UnsetSetting[];
+  /** The environment chosen (`config.env`), and why: the config's `env`, `NODE_ENV`, or the command's default. */
+  env: EnvChoice;
+  /**
+   * With `secrets: 'report'`: the secrets on development fallbacks a production config refuses,
+   * located, when they are its only problems (see fallback-secrets.ts). Empty otherwise.
+   */
+  secretProblems: ConfigProblem[];
+  /** The values that took a non-empty `${VAR:-default}` (the variable unset or empty), `settings` ones included. */
+  fallbacks: FallbackValue[];
 }
 
 /** A `settings` value left out because it names environment variables that are not set. */
@@ -45,7 +57,24 @@ export interface LoadOptions {
   unsetSettings?: 'absent';
   /** Merged over the file's values before validation: see {@link LoadConfigOptions.overrides}. */
   overrides?: ConfigOverrides | undefined;
+  /**
+   * The `env` when neither the config's `env` nor `NODE_ENV` (read from the variables given) names
+   * one, and what the log line calls it. Default: `development`, a standalone App's default.
+   */
+  defaultEnv?: { env: Env; from: string };
+  /**
+   * What a production config does with a secret on a development fallback: `'refuse'` (the default)
+   * throws it with the other problems, and marks the config so that the service's setup refuses its
+   * `settings` secrets; `'report'` does too, but returns the file's own ones in `secretProblems`
+   * when they are the only problems; `'allow'` refuses nothing (`flotilla dev`, `flotilla openapi`).
+   */
+  secrets?: 'refuse' | 'report' | 'allow';
 }
+
+/** `flotilla start`'s default environment, and `flotilla openapi`'s and `flotilla config`'s, which read the file as it does. */
+export const START_ENV = { env: 'production', from: "flotilla start's default" } as const satisfies LoadOptions['defaultEnv'];
+/** The default environment of a standalone App, of `loadConfig` and of `flotilla dev`. */
+const STANDALONE_ENV = { env: 'development', from: "a standalone App's default" } as const;
 
 /**
  * A part of a config, any key at any depth optional: what `loadConfig`'s `overrides` takes.
@@ -94,7 +123,9 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
   const servicePathOf = (service: string) => resolve(dirname(absolute), service);
   const lenient: UnsetTolerance | undefined = options.unsetSettings === 'absent' ? { under: 'settings', found: [] } : undefined;
   const text = readConfigText(file);
-  let config = checkConfigText(text, file, env, lenient, options.overrides, (value) => {
+  const secrets = options.secrets ?? 'refuse';
+  const policy: EnvPolicy = { defaultEnv: options.defaultEnv ?? STANDALONE_ENV, nodeEnv: env['NODE_ENV'], secrets };
+  const checked = checkConfigText(text, file, env, lenient, options.overrides, policy, (value) => {
     const problems: ExtraProblem[] = [];
     const service = isRecord(value) ? value['service'] : undefined;
     if (typeof service === 'string' && service !== '') {
@@ -112,12 +143,21 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
     problems.push(...tlsProblems(isRecord(value) ? value['tls'] : undefined, servicePathOf));
     return problems;
   });
+  let { config } = checked;
   if (config.tls !== undefined) config = adoptResolvedConfig({ ...config, tls: resolvedTls(config.tls, servicePathOf) });
   if (config.i18n !== undefined) {
     config = adoptResolvedConfig({ ...config, i18n: { ...config.i18n, directory: resolve(dirname(absolute), config.i18n.directory) } });
   }
   if (config.preload.length > 0) config = adoptResolvedConfig({ ...config, preload: config.preload.map(servicePathOf) });
-  const loaded: LoadedConfig = { file: absolute, config };
+  // the service's setup refuses the `settings` secrets on fallbacks of a production config (settings.ts)
+  if (secrets !== 'allow' && config.env === 'production') markSettingsFallbacks(config, checked.fallbacks);
+  const loaded: LoadedConfig = {
+    file: absolute,
+    config,
+    env: checked.env,
+    secretProblems: checked.secretProblems,
+    fallbacks: checked.fallbacks,
+  };
   if (config.service !== undefined) loaded.servicePath = servicePathOf(config.service);
   if (lenient !== undefined) {
     markUnset(
@@ -136,6 +176,10 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
  * `env` replaces `process.env` for the file's `${VAR}`s; `overrides` are merged
  * over the file's values before validation (see {@link LoadConfigOptions}), so
  * a test changes what it needs without touching `process.env`.
+ * Its `env`, left out, is `NODE_ENV` (from those variables) when that is
+ * `development`, `staging` or `production`, else `development`, as a standalone
+ * App's. In `production`, a secret on a development fallback is refused as
+ * `flotilla start` refuses it (the `settings` ones by the service's setup).
  * Throws a `ConfigError` naming file, line and key of every problem.
  *
  * @example
@@ -143,7 +187,7 @@ export function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
  * const test = new App(loadConfig('app.yaml', { overrides: { port: 0, logging: { level: 'warn' } } }), { serveMetrics: false });
  */
 export function loadConfig(file: string, options: LoadConfigOptions = {}): ResolvedConfig {
-  return loadConfigFile(file, options.env ?? process.env, { overrides: options.overrides }).config;
+  return loadConfigFile(file, options.env ?? process.env, { overrides: options.overrides, secrets: 'refuse' }).config;
 }
 
 /**
@@ -155,7 +199,23 @@ export function loadConfig(file: string, options: LoadConfigOptions = {}): Resol
  * const config = parseConfigText('port: ${PORT:-3000}\n', 'app.yaml', process.env); // config.port === 3000
  */
 export function parseConfigText(text: string, file: string, env: NodeJS.ProcessEnv = process.env): ResolvedConfig {
-  return checkConfigText(text, file, env, undefined, undefined, () => []);
+  const policy: EnvPolicy = { defaultEnv: STANDALONE_ENV, nodeEnv: env['NODE_ENV'], secrets: 'refuse' };
+  return checkConfigText(text, file, env, undefined, undefined, policy, () => []).config;
+}
+
+/** How `checkConfigText` chooses the `env` and treats the secrets on fallbacks. */
+interface EnvPolicy {
+  defaultEnv: { env: Env; from: string };
+  nodeEnv: string | undefined;
+  secrets: 'refuse' | 'report' | 'allow';
+}
+
+/** What `checkConfigText` found. */
+interface CheckedText {
+  config: ResolvedConfig;
+  env: EnvChoice;
+  fallbacks: FallbackValue[];
+  secretProblems: ConfigProblem[];
 }
 
 /** A problem found beyond the schema, for a key of the config (located by the caller). */
@@ -174,15 +234,26 @@ function checkConfigText(
   env: NodeJS.ProcessEnv,
   lenient: UnsetTolerance | undefined,
   overrides: ConfigOverrides | undefined,
+  policy: EnvPolicy,
   extra: (value: unknown) => ExtraProblem[],
-): ResolvedConfig {
+): CheckedText {
   if (text.length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
   const read = readYaml(text, env, lenient);
   const { doc, lineCounter } = read;
   // a value the overrides replace is not read from the file: its unset variable is no problem
   const problems = read.problems.filter((p) => overrides === undefined || !replacedBy(overrides, p.path));
-  const value = overrides === undefined || read.value === undefined ? read.value : withOverrides(read.value, overrides);
+  let value = overrides === undefined || read.value === undefined ? read.value : withOverrides(read.value, overrides);
+  // a value the overrides replace did not take its fallback
+  const fallbacks = read.fallbacks.filter((f) => overrides === undefined || !replacedBy(overrides, f.path));
   const given: ConfigProblem[] = [];
+  const configEnv = isRecord(value) && typeof value['env'] === 'string' ? (value['env'] as Env) : undefined;
+  const chosen = chooseEnv(configEnv, policy.nodeEnv, policy.defaultEnv);
+  if (isRecord(value) && value['env'] === undefined) value = { ...value, env: chosen.env };
+  const secretProblems: LocatedProblem[] = [];
+  if (policy.secrets !== 'allow' && chosen.env === 'production') {
+    for (const p of configSecretProblems(fallbacks))
+      secretProblems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
+  }
   if (value === undefined && problems.length === 0) problems.push({ path: [], offset: 0, message: 'is not a usable YAML document' });
   if (value !== undefined) {
     // a key the YAML reading already reported is not reported again by the validation (nor anything under it)
@@ -194,12 +265,15 @@ function checkConfigText(
       else problems.push({ path: [...p.path], offset: offsetOfPath(doc, p.path), message: p.message });
     }
   }
-  if (problems.length > 0 || given.length > 0) {
-    const line = (p: LocatedProblem) => Math.max(1, lineCounter.linePos(p.offset).line);
-    const located = problems.map((p): ConfigProblem => ({ key: keyOf(p.path), path: p.path, message: p.message, file, line: line(p) }));
+  const line = (p: LocatedProblem) => Math.max(1, lineCounter.linePos(p.offset).line);
+  const locate = (p: LocatedProblem): ConfigProblem => ({ key: keyOf(p.path), path: p.path, message: p.message, file, line: line(p) });
+  const reported = policy.secrets === 'report' && problems.length === 0 && given.length === 0 ? [] : secretProblems;
+  if (problems.length > 0 || given.length > 0 || reported.length > 0) {
+    const located = [...problems, ...reported].map(locate);
     throw new ConfigError([...given, ...located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0))]);
   }
-  return resolveConfig(value);
+  const unreported = reported.length === 0 ? secretProblems.map(locate) : [];
+  return { config: resolveConfig(value), env: chosen, fallbacks, secretProblems: unreported };
 }
 
 /**
@@ -292,19 +366,23 @@ function readConfigText(file: string): string {
 /**
  * The problems of `tls`'s files: each must be readable, the certificate and the key must parse and
  * match, the CA file must hold certificates. Checked at load time, so that a wrong file is a
- * config error naming its key and line rather than every worker failing to boot.
+ * config error naming its key and line rather than every worker failing to boot. So is a
+ * `tls.ciphers` OpenSSL does not accept (src/utils/tls-policy.ts).
  */
 function tlsProblems(tls: unknown, pathOf: (file: string) => string): ExtraProblem[] {
   if (!isRecord(tls)) return [];
-  const { certFile, keyFile, caFile } = tls;
-  if (typeof certFile !== 'string' || certFile === '' || typeof keyFile !== 'string' || keyFile === '') return [];
+  const { certFile, keyFile, caFile, ciphers } = tls;
+  // a list the schema refuses (its pattern) is reported by the schema
+  const suites = typeof ciphers === 'string' && /^[\w+:!@=.-]+$/.test(ciphers) ? tlsPolicyProblem({ ciphers }) : undefined;
+  const problems: ExtraProblem[] = suites === undefined ? [] : [{ path: ['tls', 'ciphers'], message: suites }];
+  if (typeof certFile !== 'string' || certFile === '' || typeof keyFile !== 'string' || keyFile === '') return problems;
   const ca = typeof caFile === 'string' && caFile !== '' ? pathOf(caFile) : undefined;
   try {
     readTlsFiles({ certFile: pathOf(certFile), keyFile: pathOf(keyFile), caFile: ca });
-    return [];
+    return problems;
   } catch (error) {
     if (!(error instanceof TlsFileError)) throw error;
-    return [{ path: ['tls', error.key], message: error.message }];
+    return [...problems, { path: ['tls', error.key], message: error.message }];
   }
 }
 

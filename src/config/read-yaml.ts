@@ -1,5 +1,5 @@
 import type { Document, LineCounter, Node, YAMLError } from 'yaml';
-import { interpolateDocument, type UnsetTolerance } from './interpolate.ts';
+import { type FallbackValue, interpolateDocument, type UnsetTolerance } from './interpolate.ts';
 import { removeUnset } from './unset-settings.ts';
 import { yaml } from './yaml-lib.ts';
 import { keyText, type LocatedProblem, pathAtOffset, pathOfAncestry } from './yaml-paths.ts';
@@ -12,6 +12,8 @@ export interface YamlRead {
   doc: Document;
   lineCounter: LineCounter;
   problems: LocatedProblem[];
+  /** The values that took a non-empty `${VAR:-default}` (see `interpolateDocument`). */
+  fallbacks: FallbackValue[];
   /** The document as plain data; `{}` for an empty document; absent when it could not be built. */
   value?: unknown;
 }
@@ -52,19 +54,20 @@ export function readYaml(text: string, env: NodeJS.ProcessEnv, lenient?: UnsetTo
   const problems = [...doc.errors, ...doc.warnings].filter((e) => !isRefusedTag(e)).map((e) => yamlProblem(doc, lineCounter, e));
   const structure = structureProblems(doc);
   problems.push(...structure.problems);
-  if (doc.errors.length > 0 || structure.brokenAliases) return { doc, lineCounter, problems };
-  problems.push(...interpolateDocument(doc, env, lenient));
+  const fallbacks: FallbackValue[] = [];
+  if (doc.errors.length > 0 || structure.brokenAliases) return { doc, lineCounter, problems, fallbacks };
+  problems.push(...interpolateDocument(doc, env, lenient, fallbacks));
   try {
     const value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {};
     if (lenient !== undefined) removeUnset(value, lenient.found);
-    return { doc, lineCounter, problems, value };
+    return { doc, lineCounter, problems, fallbacks, value };
   } catch (error) {
     const message =
       error instanceof ReferenceError && error.message.startsWith('Excessive alias count')
         ? `aliases expand to too much data (limit ${MAX_ALIAS_COUNT} expansions)`
         : `cannot build the document: ${error instanceof Error ? error.message : String(error)}`;
     problems.push({ path: [], offset: structure.firstAlias ?? 0, message });
-    return { doc, lineCounter, problems };
+    return { doc, lineCounter, problems, fallbacks };
   }
 }
 

@@ -3,6 +3,8 @@ import type { Ajv } from 'ajv';
 import { addFormats } from '../utils/ajv-formats.ts';
 import { isRecord } from '../utils/is-record.ts';
 import { ConfigError } from './config-error.ts';
+import { settingsSecretProblems } from './fallback-secrets.ts';
+import type { FallbackValue } from './interpolate.ts';
 import { REDACTED } from './redact.ts';
 import { isUnder, type KeyPath } from './unset-settings.ts';
 import { deepFreeze, schemaProblems } from './validate.ts';
@@ -45,14 +47,23 @@ function compile(schema: object) {
  * the service's schema; returns a frozen copy with the schema's defaults
  * applied. Throws a `ConfigError` listing every problem under `settings.…`,
  * except those about the `unset` paths (keys read without their unset
- * environment variables, see unset-settings.ts).
+ * environment variables, see unset-settings.ts), and every secret (`secret: true`,
+ * `writeOnly: true`) among the `fallbacks`: values that took a development default a
+ * production config refuses (see fallback-secrets.ts).
  *
  * @example
  * checkSettings({ type: 'object', properties: { pool: { type: 'integer', default: 10 } } }, undefined); // { pool: 10 }
+ * checkSettings(schema, app.config.settings, unsetPathsOf(app.config), settingsFallbacksOf(app.config));
  */
-export function checkSettings(schema: object, input: unknown, unset: readonly KeyPath[] = []): Settings {
+export function checkSettings(
+  schema: object,
+  input: unknown,
+  unset: readonly KeyPath[] = [],
+  fallbacks: readonly FallbackValue[] = [],
+): Settings {
   const value = structuredClone(input ?? {});
   const problems = schemaProblems(compile(schema), value, ['settings'], (path) => isUnder(path, unset));
+  if (fallbacks.length > 0) problems.push(...settingsSecretProblems(secretPaths(schema, value), fallbacks));
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(value) as Settings;
 }
@@ -112,6 +123,26 @@ export function redactSettings(schema: unknown, value: unknown, root: unknown = 
     copy[key] = next(sub, inner);
   }
   return copy;
+}
+
+/**
+ * The paths (from `settings`) of the values of `value` whose schema marks them secret: those
+ * `redactSettings` redacts.
+ *
+ * @example
+ * secretPaths({ properties: { apiKey: { type: 'string', secret: true } } }, { apiKey: 'x' }); // [['settings', 'apiKey']]
+ */
+export function secretPaths(schema: object, value: unknown): KeyPath[] {
+  const paths: KeyPath[] = [];
+  const walk = (redacted: unknown, original: unknown, path: (string | number)[]) => {
+    if (redacted === REDACTED && original !== REDACTED) paths.push(path);
+    else if (Array.isArray(redacted) && Array.isArray(original)) {
+      for (const [i, r] of redacted.entries()) walk(r, original[i], [...path, i]);
+    } else if (isRecord(redacted) && isRecord(original))
+      for (const key of Object.keys(redacted)) walk(redacted[key], original[key], [...path, key]);
+  };
+  walk(redactSettings(schema, value), value, ['settings']);
+  return paths;
 }
 
 /** How deep `redactSettings` follows a schema (a `$ref` cycle stops there). */

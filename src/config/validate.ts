@@ -24,7 +24,7 @@ const resolved = new WeakSet<object>();
 /**
  * Validates a configuration, reports every problem at once, applies the
  * defaults (`env`'s is `NODE_ENV` when that is `development`, `staging` or
- * `production`) and returns a deeply frozen config. A config it returned before is
+ * `production`; an empty `coordination.url` is none) and returns a deeply frozen config. A config it returned before is
  * returned as is.
  *
  * @example
@@ -37,10 +37,18 @@ export function resolveConfig(input: unknown = {}): ResolvedConfig {
   const given = input as KConfig;
   // `env` left out follows NODE_ENV when it names one of the three (env-default.ts)
   const env = given.env ?? envFromNodeEnv();
-  const config = merge(DEFAULTS, env === undefined ? given : { ...given, env }) as ResolvedConfig;
+  const merged = merge(DEFAULTS, env === undefined ? given : { ...given, env }) as ResolvedConfig;
+  // an empty `coordination.url` (`${COORDINATION_URL:-}` with the variable unset) is no coordinator: absent, for
+  // every reader of the resolved config (the primary, the workers, the service thread, the stores, the topics)
+  const config = merged.coordination.url === '' ? { ...merged, coordination: withoutUrl(merged.coordination) } : merged;
   // the docs title is the service's name unless one is given: `flotilla config` shows what the docs show
   if ((input as KConfig).docs?.title !== undefined) return adoptResolvedConfig(config);
   return adoptResolvedConfig({ ...config, docs: { ...config.docs, title: config.serviceName } });
+}
+
+function withoutUrl(coordination: ResolvedConfig['coordination']): ResolvedConfig['coordination'] {
+  const { url: _empty, ...rest } = coordination;
+  return rest;
 }
 
 /**

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+import { settingsFallbacksOf } from '../config/fallback-secrets.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Coordinator } from '../coordination/coordinator.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
@@ -274,7 +275,12 @@ export class Primary {
     const config = this.#config;
     const host = this.#hosts++;
     this.#host = new ServiceHost({
-      data: { config, servicePath: this.#o.servicePath, ...(this.#o.configFile === undefined ? {} : { configFile: this.#o.configFile }) },
+      data: {
+        config,
+        servicePath: this.#o.servicePath,
+        settingsFallbacks: settingsFallbacksOf(config),
+        ...(this.#o.configFile === undefined ? {} : { configFile: this.#o.configFile }),
+      },
       logger: this.#o.logger,
       policy: backoffPolicyOf(config.cluster),
       heartbeat: { intervalMs: config.cluster.heartbeatIntervalMs, timeoutMs: config.cluster.heartbeatTimeoutMs },
@@ -298,7 +304,9 @@ export class Primary {
     const { servicePath, configFile } = this.#o;
     // a reload keeps `port` (a fixed key): the port picked for `port: 0` stays the workers'
     const config = this.#port === this.#config.port ? this.#config : { ...this.#config, port: this.#port };
-    return encodeWorkerStart({ config, servicePath, slot, ...(configFile === undefined ? {} : { configFile }) });
+    // the settings on development fallbacks travel beside the config: its setup refuses the secret ones
+    const settingsFallbacks = settingsFallbacksOf(this.#config);
+    return encodeWorkerStart({ config, servicePath, slot, settingsFallbacks, ...(configFile === undefined ? {} : { configFile }) });
   }
 
   /**

@@ -16,6 +16,8 @@ import { loadService } from '../cluster/load-service.ts';
 import { importPreloads } from '../cluster/preload.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import { ConfigError } from '../config/config-error.ts';
+import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
+import type { FallbackValue } from '../config/interpolate.ts';
 import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
@@ -30,11 +32,13 @@ export interface ServiceThreadData {
   servicePath: string;
   /** The config file, where `settings` problems are located. */
   configFile?: string;
+  /** The `settings` on development fallbacks the service's setup refuses if secret (see fallback-secrets.ts). */
+  settingsFallbacks?: readonly FallbackValue[];
 }
 
 const port = parentPort;
 if (port === null) throw new Error('service-thread.ts runs as a worker thread of the flotilla primary');
-const { config, servicePath, configFile } = workerData as ServiceThreadData;
+const { config, servicePath, configFile, settingsFallbacks = [] } = workerData as ServiceThreadData;
 
 /**
  * A start-up failure a restart will not fix (a preload or the service's module or setup throws, its
@@ -53,7 +57,9 @@ try {
 }
 const post = (message: WorkerMessage) => port.postMessage(message);
 // a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
-const part = new ServicePart(adoptResolvedConfig(config), { role: 'primary', thread: 'service' }, (topic, payload) => {
+const adopted = adoptResolvedConfig(config);
+markSettingsFallbacks(adopted, settingsFallbacks);
+const part = new ServicePart(adopted, { role: 'primary', thread: 'service' }, (topic, payload) => {
   const { data, binary } = encodePayload(payload);
   post(msg.publish(topic, data, binary));
 });

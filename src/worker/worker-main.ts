@@ -7,6 +7,7 @@ import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';
 import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
 import { ConfigError } from '../config/config-error.ts';
+import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import { locateProblems } from '../config/load-file.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
@@ -34,6 +35,8 @@ const start = decodeWorkerStart(process.env[WORKER_ENV]);
 delete process.env[WORKER_ENV];
 // the primary validated this config before forking: adopting it spares the worker compiling the schema again
 const config = adoptResolvedConfig(start.config);
+// in production, the settings on development fallbacks: the service's setup refuses the secret ones
+markSettingsFallbacks(config, start.settingsFallbacks ?? []);
 // balancing: primary: the primary accepts the connections and hands them over (src/primary/distributor.ts)
 const handed =
   config.cluster.balancing === 'primary'
