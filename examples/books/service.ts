@@ -11,7 +11,7 @@ import { openDatabase } from './database/open-database.ts';
 import { SqlBookRepository } from './database/sql-book-repository.ts';
 import { LiveFeedController, NEW_BOOKS } from './live-feed-controller.ts';
 import { requireApiKey, serverTiming } from './middlewares.ts';
-import { BOOKS_SETTINGS, type BooksSettings } from './settings.ts';
+import { BOOKS_SETTINGS, type BooksSettings, credential } from './settings.ts';
 
 /**
  * The book catalogue: flotilla's example service. `flotilla start` runs this
@@ -24,6 +24,9 @@ export default defineService({
   settings: BOOKS_SETTINGS,
   async setup(app) {
     const settings = app.settings as BooksSettings;
+    // the development key and password are refused in production (settings.ts, config/app.yaml)
+    const apiKey = credential(app.config.env, settings, 'apiKey');
+    const readerPassword = credential(app.config.env, settings, 'readerPassword');
     const db = await openDatabase(settings, { logger: app.logger, primary: app.role === 'primary' });
     const migrations = (signal?: AbortSignal) =>
       migrateBooks(db, { logger: app.logger, seed: () => sampleBooks(settings.seedBooks), signal });
@@ -38,11 +41,11 @@ export default defineService({
     const api = app.group('/api', serverTiming);
     // each created book goes to the sockets of GET /api/books/live, on every worker
     const created = (book: Book) => app.publish(NEW_BOOKS, book);
-    api.registerController(new BooksController(repo, requireApiKey(process.env['BOOKS_API_KEY'] ?? 'dev-key'), created));
+    api.registerController(new BooksController(repo, requireApiKey(apiKey), created));
     api.registerController(new LiveFeedController());
     api.use(catalogueModule(repo));
     // the front page and its login: a session per reader, kept by the primary for every worker
-    app.registerController(new AccountController(process.env['BOOKS_READER_PASSWORD'] ?? 'reader'));
+    app.registerController(new AccountController(readerPassword));
     app.serveStatic('/', fileURLToPath(new URL('./public', import.meta.url)));
     // last: its shutdown hook closes the pool after the report job's scheduler has stopped
     app.use(databaseModule(db));

@@ -1,4 +1,4 @@
-import type { JsonSchema } from 'flotilla';
+import { ConfigError, type JsonSchema } from 'flotilla';
 
 /**
  * The catalogue's own settings (the config's top-level `settings`). Without
@@ -34,6 +34,20 @@ export const BOOKS_SETTINGS = {
       default: 5_000,
       description: 'PostgreSQL cancels a statement running longer (0: no limit); SQLite waits this long for a lock.',
     },
+    apiKey: {
+      type: 'string',
+      minLength: 1,
+      secret: true,
+      description:
+        'The key `POST /api/books` requires (`X-Api-Key`). config/app.yaml reads it from BOOKS_API_KEY; its fallback, for development, is refused in production. Absent: `dev-key` outside production.',
+    },
+    readerPassword: {
+      type: 'string',
+      minLength: 1,
+      secret: true,
+      description:
+        "The password of the front page's `reader` account. config/app.yaml reads it from BOOKS_READER_PASSWORD; its fallback, for development, is refused in production. Absent: `reader` outside production.",
+    },
     seedBooks: {
       type: 'integer',
       minimum: 0,
@@ -51,4 +65,25 @@ export interface BooksSettings {
   readonly poolSize: number;
   readonly statementTimeoutMs: number;
   readonly seedBooks: number;
+  readonly apiKey?: string;
+  readonly readerPassword?: string;
+}
+
+/** The development credentials, taken when the settings give none outside production. */
+export const DEVELOPMENT_CREDENTIALS = { apiKey: 'dev-key', readerPassword: 'reader' } as const;
+
+/**
+ * A credential of the settings, or its development value: in production it must be given (from
+ * its environment variable: config/app.yaml), else the start stops with `file:line` (exit 2).
+ *
+ * @example
+ * credential(app.config.env, settings, 'apiKey'); // 'dev-key' in development without BOOKS_API_KEY
+ */
+export function credential(env: string, settings: BooksSettings, key: keyof typeof DEVELOPMENT_CREDENTIALS): string {
+  const given = settings[key];
+  if (given !== undefined) return given;
+  if (env !== 'production') return DEVELOPMENT_CREDENTIALS[key];
+  throw new ConfigError([
+    { key: `settings.${key}`, path: ['settings', key], message: 'is required in production (the development one is refused)' },
+  ]);
 }
