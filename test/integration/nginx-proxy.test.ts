@@ -117,9 +117,13 @@ test('behind nginx with trustProxyHeader forwarded: the Forwarded element nginx 
   const cluster = await startCluster(t, { config: { service: SERVICE, trustProxy: 1, trustProxyHeader: 'forwarded' } }).ready(2, 30_000);
   const port = await nginx(t, {
     http: `
+  map $remote_addr $forwarded_node {
+    ~: "\\"[$remote_addr]\\"";
+    default $remote_addr;
+  }
   map $http_forwarded $proxy_add_forwarded {
-    "" "for=$remote_addr;proto=$scheme;host=\\"$host\\"";
-    default "$http_forwarded, for=$remote_addr;proto=$scheme;host=\\"$host\\"";
+    "" "for=$forwarded_node;proto=$scheme;host=\\"$host\\"";
+    default "$http_forwarded, for=$forwarded_node;proto=$scheme;host=\\"$host\\"";
   }`,
     server: `
     location / {
