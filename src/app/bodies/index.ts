@@ -58,16 +58,18 @@ export interface BodyValues {
  * | kind | media types | value | without a body |
  * | --- | --- | --- | --- |
  * | `json` | `application/json`, `*\/*+json`, UTF-8 | the parsed value | `undefined` |
- * | `text` | `text/*` | a string, decoded per `charset` (UTF-8 by default) | `undefined` |
+ * | `text` | `text/*` | a string, decoded per `charset` (UTF-8 by default), strictly | `undefined` |
  * | `raw` | any (or `mediaTypes`) | a Buffer of the exact bytes | `undefined` |
  * | `form` | `application/x-www-form-urlencoded`, UTF-8 | `{ name: value \| values[] }` | `undefined` |
  * | `multipart` | `multipart/form-data` with a boundary | a `MultipartBody` (parts as they stream in), or a `BufferedMultipart` with `buffer: true` | no part |
  * | `stream` | any (or `mediaTypes`) | a Readable, counted against the limit | an ended stream |
  *
- * Errors are `KError`s: 415 for another media type (with `Accept-Post`), 413
- * past a limit (with `Connection: close`; a declared `Content-Length` above
- * the limit is refused before reading), 400 for a malformed body or a
- * forbidden key, 503 when `signal` aborts first. The streaming kinds resolve
+ * Errors are `KError`s: 415 for another media type or charset, or a
+ * malformed `Content-Type` (with `Accept-Post`), 413 past a limit (with
+ * `Connection: close`; a declared `Content-Length` above the limit is
+ * refused before reading), 400 for a malformed body, a forbidden key or
+ * bytes that are not UTF-8 (`INVALID_UTF8`, for json, UTF-8 text and
+ * forms), 503 when `signal` aborts first. The streaming kinds resolve
  * once the request's head is checked; their later errors come out of the
  * stream or the iteration. The request is paused, never destroyed, on an
  * error, so that the problem response can still be sent.
