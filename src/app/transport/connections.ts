@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { acceptQueued } from '../../utils/accept-queued.ts';
 import type { Front } from './front.ts';
+import { goAway } from './h2-goaway.ts';
 import { type ArrivalShedding, type QueuedHandler, RequestQueue } from './request-queue.ts';
 
 /** An HTTP/2 session's streams open (requests being served on it). */
@@ -39,8 +40,9 @@ export const IDLE_CLOSE_MS = 200;
  * sent its first request yet (a cluster hand-off racing the shutdown) gets a
  * short grace to send it, answered the same way, instead of being reset.
  * node:http's own `close()` resets both kinds alike. An HTTP/2 session is sent
- * GOAWAY at the drain (`session.close()`): the streams it has open finish, new
- * ones are refused, and it closes once the last one ends.
+ * GOAWAY at the drain, in two steps (`goAway`, h2-goaway.ts): the streams it has
+ * open, and those the client sent before it saw the first GOAWAY, finish; later
+ * ones are refused (REFUSED_STREAM); it closes once the last one ends.
  */
 export class ConnectionTracker {
   readonly #front: Front;
@@ -139,7 +141,7 @@ export class ConnectionTracker {
   /**
    * An HTTP/2 session: its streams are counted (an idle one is closed politely when it times out) and
    * each is cancelled after `streamTimeoutMs` of inactivity; one that starts while draining is sent
-   * GOAWAY at once, its first streams served.
+   * GOAWAY at once, the streams its client sends before it sees it served.
    */
   #session(session: ServerHttp2Session, streamTimeoutMs: number): void {
     this.#accepted++;
@@ -153,7 +155,7 @@ export class ConnectionTracker {
     session.once('close', () => this.#sessions.delete(session));
     // a session torn down by its client: node:http2 reports it on the session, which nobody else listens to
     session.on('error', () => {});
-    if (this.#draining) session.close();
+    if (this.#draining) void goAway(session);
   }
 
   /**
@@ -171,7 +173,7 @@ export class ConnectionTracker {
     // a fresh one settles below; a busy one is ended once silent after its response (see the request handler)
     for (const [socket, state] of this.#sockets) if (state.served && state.active === 0) this.#endWhenSilent(socket, state);
     // HTTP/2: GOAWAY, the streams open go on; each session closes once its last stream ended
-    const sessions = [...this.#sessions.keys()].map((session) => closed(session));
+    const sessions = [...this.#sessions.keys()].map((session) => goAway(session));
     if (this.#ownQueue) await acceptQueued(() => this.#accepted);
     if (this.#until !== undefined) await this.#until;
     // net's close, not http's: http's would also reset the fresh connections.
@@ -183,7 +185,7 @@ export class ConnectionTracker {
     // the connections busy at the drain's start join these as their responses end
     while (this.#silences.size > 0) await Promise.all(this.#silences);
     // sessions that started meanwhile were sent GOAWAY as they came
-    await Promise.all([...sessions, ...[...this.#sessions.keys()].map((session) => closed(session))]);
+    await Promise.all([...sessions, ...[...this.#sessions.keys()].map((session) => goAway(session))]);
     // what was read meanwhile is handed to the route work, where the App's in-flight count sees it
     await this.#queue?.idle();
   }
@@ -242,12 +244,3 @@ export class ConnectionTracker {
 
 /** NGHTTP2_CANCEL: the stream is no longer needed (RFC 9113 §7). */
 const H2_CANCEL = 0x8;
-
-/** Sends GOAWAY (once) and resolves when the session has closed: its open streams finish first. */
-function closed(session: ServerHttp2Session): Promise<void> {
-  if (session.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    session.once('close', () => resolve());
-    if (!session.closed) session.close();
-  });
-}
