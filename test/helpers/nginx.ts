@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
@@ -8,8 +8,8 @@ import { requireTool } from './require-tool.ts';
 /** A test's `skip` option: skipped without Debian's nginx, except in CI, where it must run (see `requireTool`). */
 export const SKIP_WITHOUT_NGINX = requireTool('nginx');
 
-/** Debian's binary; `nginx` on the PATH elsewhere. */
-const NGINX = process.platform === 'linux' ? '/usr/sbin/nginx' : 'nginx';
+/** Debian's binary (`/usr/sbin` is not on every user's PATH), else `nginx` on the PATH. */
+const NGINX = existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 
 /**
  * A throwaway nginx for the length of the test: one process in the foreground (`daemon off`,
