@@ -45,12 +45,20 @@ const CORPUS: Case[] = [
     status: 400,
   },
   { name: 'an 8 KiB boundary', request: post('/multipart', mp('b'.repeat(8192)), 'x'), status: 400 },
-  { name: 'a boundary with characters RFC 2046 forbids', request: post('/multipart', mp('{a}'), field('a', '1', '{a}')), status: 400 },
+  { name: 'a boundary with characters RFC 2046 forbids', request: post('/multipart', mp('"{a}"'), field('a', '1', '{a}')), status: 400 },
+  // not even a Content-Type (RFC 9110 §8.3.1): refused as every body kind refuses one
+  {
+    name: 'a boundary that is neither a token nor a quoted string',
+    request: post('/multipart', mp('{a}'), field('a', '1', '{a}')),
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+  },
   { name: 'a boundary ending in a space', request: post('/multipart', mp('"ab "'), field('a', '1', 'ab ')), status: 400 },
   {
     name: 'an unterminated quoted boundary',
     request: post('/multipart', 'multipart/form-data; boundary="B', field('a', '1') + close()),
-    status: 400,
+    status: 415,
+    code: 'UNSUPPORTED_MEDIA_TYPE',
   },
   {
     name: 'a body with another boundary than declared',
