@@ -3,22 +3,61 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parseDocument } from 'yaml';
-import { interpolate, interpolateDocument } from '../../src/config/interpolate.ts';
+import { type FallbackValue, interpolate, interpolateDocument } from '../../src/config/interpolate.ts';
 
 const envYaml = readFileSync(new URL('../fixtures/config/env.yaml', import.meta.url), 'utf8');
 
 test('${VAR} takes the variable, ${VAR:-default} the default when unset or empty', () => {
   const env = { HOST: 'db', EMPTY: '' };
-  assert.deepEqual(interpolate('${HOST}', env), { ok: true, value: 'db', whole: true });
-  assert.deepEqual(interpolate('${EMPTY}', env), { ok: true, value: '', whole: true });
-  assert.deepEqual(interpolate('${EMPTY:-x}', env), { ok: true, value: 'x', whole: true });
-  assert.deepEqual(interpolate('${NOPE:-a:-b}', env), { ok: true, value: 'a:-b', whole: true });
-  assert.deepEqual(interpolate('http://${HOST}:${PORT:-5432}/x', env), { ok: true, value: 'http://db:5432/x', whole: false });
-  assert.deepEqual(interpolate('${HOST:-}', {}), { ok: true, value: '', whole: true });
+  assert.deepEqual(interpolate('${HOST}', env), { ok: true, value: 'db', whole: true, fallbacks: [] });
+  assert.deepEqual(interpolate('${EMPTY}', env), { ok: true, value: '', whole: true, fallbacks: [] });
+  assert.deepEqual(interpolate('${EMPTY:-x}', env), {
+    ok: true,
+    value: 'x',
+    whole: true,
+    fallbacks: [{ name: 'EMPTY', variable: 'empty', start: 0, end: 1 }],
+  });
+  assert.deepEqual(interpolate('${NOPE:-a:-b}', env), {
+    ok: true,
+    value: 'a:-b',
+    whole: true,
+    fallbacks: [{ name: 'NOPE', variable: 'unset', start: 0, end: 4 }],
+  });
+  assert.deepEqual(interpolate('http://${HOST}:${PORT:-5432}/x', env), {
+    ok: true,
+    value: 'http://db:5432/x',
+    whole: false,
+    fallbacks: [{ name: 'PORT', variable: 'unset', start: 10, end: 14 }],
+  });
+  assert.deepEqual(interpolate('${HOST:-}', {}), { ok: true, value: '', whole: true, fallbacks: [] });
+});
+
+test('a non-empty default taken is recorded with where it lies in the value; an empty one, or a set variable, is not', () => {
+  const result = interpolate('redis://:${PW:-devpw}@${HOST:-localhost}:${PORT:-}', { HOST: 'cache' });
+  assert.ok(result.ok);
+  assert.equal(result.value, 'redis://:devpw@cache:');
+  assert.deepEqual(result.fallbacks, [{ name: 'PW', variable: 'unset', start: 9, end: 14 }]);
+  assert.equal(result.value.slice(9, 14), 'devpw');
+  const doc = parseDocument('a: ${A:-1}\nb:\n  - "x-${B:-y}"\nc: ${C:-}\nd: ${D:-set}\n');
+  const fallbacks: FallbackValue[] = [];
+  assert.deepEqual(interpolateDocument(doc, { D: 'given' }, undefined, fallbacks), []);
+  assert.deepEqual(
+    fallbacks.map((f) => ({ path: f.path, value: f.value, names: f.fallbacks.map((x) => x.name) })),
+    [
+      { path: ['a'], value: '1', names: ['A'] },
+      { path: ['b', 0], value: 'x-y', names: ['B'] },
+    ],
+  );
+  assert.deepEqual(doc.toJS(), { a: 1, b: ['x-y'], c: null, d: 'given' });
 });
 
 test('$${ is a literal ${ and a lone $ stays', () => {
-  assert.deepEqual(interpolate('$${HOST} costs $5 or $$', { HOST: 'db' }), { ok: true, value: '${HOST} costs $5 or $$', whole: false });
+  assert.deepEqual(interpolate('$${HOST} costs $5 or $$', { HOST: 'db' }), {
+    ok: true,
+    value: '${HOST} costs $5 or $$',
+    whole: false,
+    fallbacks: [],
+  });
 });
 
 test('a missing variable, a bad name or an unterminated expression is an error, never a guess', () => {
