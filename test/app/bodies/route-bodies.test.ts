@@ -200,6 +200,13 @@ describe('route body kinds', () => {
       message: /schema.body/,
     });
     t.assert.throws(bad({ body: 'raw', mediaTypes: ['json'] }), { code: 'FLO_ERR_BAD_BODY_OPTION', message: /mediaTypes/ });
+    // read by the parser the bodies use: a bare type/subtype, no parameters
+    for (const type of ['application/json; charset=utf-8', 'text/ plain', '', ' text/plain']) {
+      t.assert.throws(bad({ body: 'raw', mediaTypes: [type] }), { code: 'FLO_ERR_BAD_BODY_OPTION', message: /mediaTypes/ }, type);
+    }
+    for (const [i, type] of ['Text/*', '*/*', 'application/vnd.api+json'].entries()) {
+      t.assert.doesNotThrow(bad({ path: `/ok${i}`, body: 'stream', mediaTypes: [type] }), type);
+    }
   });
 
   test('the OpenAPI document shows each body with its media types, an SSE route as text/event-stream, and validates', async (t: TestContext) => {
