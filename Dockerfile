@@ -16,6 +16,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:24-slim
+# production (also flotilla start's default): no /docs, no internal error details, and the development fallbacks of
+# config/app.yaml's secrets refused. Give them at run time (docs/guides/deployment.md), or the start stops with exit 2:
+#   docker run -e COOKIE_SECRET=… -e BOOKS_API_KEY=… -e BOOKS_READER_PASSWORD=… books
+# optional: DATABASE_URL (else the SQLite file below), COORDINATION_URL (replicas), PORT, WORKERS, LOG_LEVEL
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules

@@ -13,8 +13,9 @@ port: \${PORT:-3000}
 host: \${HOST:-0.0.0.0}
 workers: \${WORKERS:-auto}
 service: src/service.ts
-# env (development, staging or production) is left out: it follows NODE_ENV when that is one of the three
-# (\`NODE_ENV=production npm start\`: no /docs, no internal error details), else development.
+# env (development, staging or production) is left out: it follows NODE_ENV when that is one of the three,
+# else the command's default: production for \`npm start\` (flotilla start: no /docs, no internal error
+# details; a secret on a \`\${VAR:-default}\` fallback is refused), development for \`npm run dev\`.
 
 logging:
   level: \${LOG_LEVEL:-info}

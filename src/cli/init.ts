@@ -184,8 +184,9 @@ function formatLike(original: string | undefined, value: unknown): string {
 function nextSteps(): string {
   return `
 Next steps:
-  npm start      the cluster: http://localhost:3000/items, /health, and the docs at /docs
-  npm run dev    one worker with readable logs, restarted on save (first: npm install --save-dev pino-pretty)
+  npm start      the cluster, in production: http://localhost:3000/items and /health (no /docs)
+  npm run dev    one worker, in development: readable logs, the docs at /docs, restarted on save
+                 (first: npm install --save-dev pino-pretty)
   npm test       test/*.test.ts under node:test, requests through app.inject
   npx tsc        type checking, after: npm install --save-dev typescript @types/node
 `;

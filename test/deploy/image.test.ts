@@ -68,6 +68,11 @@ test('a container of the image answers /health and passes its HEALTHCHECK', { sk
     '--name',
     container,
     ...podmanRunOptions(),
+    // production: the example's secrets must come from the environment (their development fallbacks are refused)
+    ...['COOKIE_SECRET=an-image-test-secret-of-32-characters', 'BOOKS_API_KEY=image-key', 'BOOKS_READER_PASSWORD=image-pw'].flatMap((v) => [
+      '--env',
+      v,
+    ]),
     '--publish',
     '127.0.0.1::3000',
     '--publish',

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { loadConfigFile } from '../../src/config/load-file.ts';
+import { settingsFallbacksOf } from '../../src/config/fallback-secrets.ts';
+import { loadConfigFile, START_ENV } from '../../src/config/load-file.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 const docs = parseAllDocuments(readFileSync(join(root, 'deploy/kubernetes.yaml'), 'utf8')).map((d) => {
@@ -62,7 +63,7 @@ test('three replicas share their schedulers: coordination.url comes from a Secre
   const url = 'redis://:s3cret@redis:6379';
   const { config: withSecret } = loadConfigFile(join(root, 'config/app.yaml'), { COORDINATION_URL: url });
   assert.equal(withSecret.coordination.url, url, 'config/app.yaml reads it');
-  assert.equal(config.coordination.url, '', 'unset (npm start): off');
+  assert.equal(config.coordination.url, undefined, 'unset or empty (npm start): none');
 });
 
 test('the books live in PostgreSQL: settings.databaseUrl comes from a Secret, unset for npm start', () => {
@@ -72,4 +73,35 @@ test('the books live in PostgreSQL: settings.databaseUrl comes from a Secret, un
   const { config: withSecret } = loadConfigFile(join(root, 'config/app.yaml'), { DATABASE_URL: url });
   assert.equal((withSecret.settings as { databaseUrl: string }).databaseUrl, url, 'config/app.yaml reads it');
   assert.equal((config.settings as { databaseUrl: string }).databaseUrl, '', 'unset (npm start): the embedded SQLite database');
+});
+
+test('the secrets of the example come from a Secret: without them, production refuses their development fallbacks', () => {
+  const env = container['env'] as { name: string; value?: string; valueFrom?: unknown }[];
+  assert.equal(env.find((e) => e.name === 'NODE_ENV')?.value, 'production');
+  const given: Record<string, string> = {};
+  for (const [name, key] of [
+    ['COOKIE_SECRET', 'cookie-secret'],
+    ['BOOKS_API_KEY', 'api-key'],
+    ['BOOKS_READER_PASSWORD', 'reader-password'],
+  ] as const) {
+    assert.deepEqual(env.find((e) => e.name === name)?.valueFrom, { secretKeyRef: { name: 'books-secrets', key } }, name);
+    given[name] = `${name.toLowerCase()}-from-the-secret-32-characters`;
+  }
+  const file = join(root, 'config/app.yaml');
+  const production = { defaultEnv: START_ENV, secrets: 'report' } as const;
+  const refused = loadConfigFile(file, { NODE_ENV: 'production' }, production);
+  assert.deepEqual(
+    refused.secretProblems.map((p) => p.key),
+    ['cookies.secrets[0]'],
+  );
+  assert.deepEqual(
+    settingsFallbacksOf(refused.config).map((f) => f.path.join('.')),
+    ['settings.databaseFile', 'settings.apiKey', 'settings.readerPassword'],
+  );
+  const withSecrets = loadConfigFile(file, { NODE_ENV: 'production', ...given }, production);
+  assert.deepEqual(withSecrets.secretProblems, []);
+  assert.deepEqual(
+    settingsFallbacksOf(withSecrets.config).map((f) => f.path.join('.')),
+    ['settings.databaseFile'],
+  );
 });
