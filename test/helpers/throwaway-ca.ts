@@ -42,8 +42,11 @@ export class ThrowawayCa {
     );
   }
 
-  /** A certificate for `name` (`serverAuth`: also for 127.0.0.1), signed by the CA, in `<file>.pem` and `<file>.key`. */
-  issue(file: string, name: string, usage: 'serverAuth' | 'clientAuth'): Issued {
+  /**
+   * A certificate for `name` (`serverAuth`: also for 127.0.0.1), signed by the CA, in `<file>.pem` and
+   * `<file>.key`; its key P-256, or RSA 2048 (`rsa`: what static-RSA cipher suites need).
+   */
+  issue(file: string, name: string, usage: 'serverAuth' | 'clientAuth', keyType: 'ec' | 'rsa' = 'ec'): Issued {
     const cert = join(this.dir, `${file}.pem`);
     const key = join(this.dir, `${file}.key`);
     const csr = join(this.dir, `${file}.csr`);
@@ -53,10 +56,7 @@ export class ThrowawayCa {
     writeFileSync(ext, `${san}extendedKeyUsage=${usage}\n`);
     openssl([
       'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
+      ...(keyType === 'rsa' ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1']),
       '-nodes',
       '-keyout',
       key,

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { TlsMaterial } from '../../utils/tls-files.ts';
+import { type TlsPolicyOptions, tlsPolicyOptions } from '../../utils/tls-policy.ts';
 import { compatClasses } from './h2-compat.ts';
 import { sniffPreface } from './h2c-preface.ts';
 import { createHttpServer, httpServerOptions, onClientError } from './server.ts';
@@ -71,15 +72,19 @@ export function createFront(config: ResolvedConfig, material: TlsMaterial | unde
   return config.http2 ? h2cFront(config, logger) : plainFront(createHttpServer(config, logger));
 }
 
-/** The options of a TLS server's secure context: the pair, and for mTLS the client certificates' CA. */
-export function secureContextOptions(material: TlsMaterial): { cert: string; key: string; ca?: string } {
-  return { cert: material.cert, key: material.key, ...(material.ca === undefined ? {} : { ca: material.ca }) };
+/**
+ * The options of a TLS server's secure context: the pair, for mTLS the client certificates' CA, and
+ * `policy`'s versions and suites (src/utils/tls-policy.ts). A reload's `setSecureContext` takes them
+ * all again: node:tls resets what it is not given (its suites and minimum version to Node's defaults).
+ */
+export function secureContextOptions(material: TlsMaterial, policy: TlsPolicyOptions) {
+  return { cert: material.cert, key: material.key, ...(material.ca === undefined ? {} : { ca: material.ca }), ...policy };
 }
 
-function tlsOptions(config: ResolvedConfig, material: TlsMaterial) {
+function tlsOptions(config: ResolvedConfig, material: TlsMaterial, policy: TlsPolicyOptions) {
   const clientCert = config.tls?.requestClientCert === true;
   // a client certificate is asked for only with mTLS, and then a handshake without a valid one fails
-  return { ...secureContextOptions(material), requestCert: clientCert, rejectUnauthorized: clientCert };
+  return { ...secureContextOptions(material, policy), requestCert: clientCert, rejectUnauthorized: clientCert };
 }
 
 function http2Settings(config: ResolvedConfig, http2: typeof import('node:http2')) {
@@ -115,7 +120,7 @@ function plainFront(server: Server): Front {
 }
 
 /** A TLS server (node:https, or node:http2's with `allowHTTP1`): h1 connections are the TLS sockets. */
-function tlsFront(server: HttpsServer | Http2SecureServer, kind: FrontKind): Front {
+function tlsFront(server: HttpsServer | Http2SecureServer, kind: FrontKind, policy: TlsPolicyOptions): Front {
   const closeAll = load('node:http').Server.prototype.closeAllConnections as (this: unknown) => void;
   return {
     kind,
@@ -135,7 +140,8 @@ function tlsFront(server: HttpsServer | Http2SecureServer, kind: FrontKind): Fro
     onSession: (listener) => server.on('session', listener),
     onUpgrade: (listener) => server.on('upgrade', listener),
     onTimeout: (listener) => server.on('timeout', listener),
-    setSecureContext: (material) => server.setSecureContext(secureContextOptions(material)),
+    // one secure context per pair loaded, shared by every handshake after it
+    setSecureContext: (material) => server.setSecureContext(secureContextOptions(material, policy)),
     close: () => server.close(),
     closeAllConnections: () => closeAll.call(server),
   };
@@ -143,17 +149,19 @@ function tlsFront(server: HttpsServer | Http2SecureServer, kind: FrontKind): Fro
 
 function httpsFront(config: ResolvedConfig, material: TlsMaterial, logger: Logger | undefined): Front {
   const https = load('node:https') as typeof import('node:https');
-  const server = https.createServer({ ...httpServerOptions(config), ...tlsOptions(config, material) });
+  const policy = tlsPolicyOptions(config.tls);
+  const server = https.createServer({ ...httpServerOptions(config), ...tlsOptions(config, material, policy) });
   server.timeout = config.timeouts.socketMs;
   onClientError(server, config, logger);
-  return tlsFront(server, { tls: true, http2: false });
+  return tlsFront(server, { tls: true, http2: false }, policy);
 }
 
 function secureH2Front(config: ResolvedConfig, material: TlsMaterial, logger: Logger | undefined): Front {
   const http2 = load('node:http2') as typeof import('node:http2');
+  const policy = tlsPolicyOptions(config.tls);
   const server = http2.createSecureServer({
     ...httpServerOptions(config),
-    ...tlsOptions(config, material),
+    ...tlsOptions(config, material, policy),
     ...http2Settings(config, http2),
     allowHTTP1: true,
   });
@@ -162,7 +170,7 @@ function secureH2Front(config: ResolvedConfig, material: TlsMaterial, logger: Lo
   server.on('tlsClientError', (_error: Error, socket: Duplex) => socket.destroy());
   server.setTimeout(config.timeouts.socketMs);
   onClientError(server, config, logger);
-  return tlsFront(server, { tls: true, http2: true });
+  return tlsFront(server, { tls: true, http2: true }, policy);
 }
 
 /** h2c with prior knowledge and HTTP/1.1 on one plain port: each connection's first bytes choose its server. */

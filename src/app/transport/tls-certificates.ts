@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { ConfigError } from '../../config/config-error.ts';
 import { tlsExpiryGauge } from '../../metrics/tls-metrics.ts';
 import { TlsFileError, type TlsFiles, type TlsMaterial } from '../../utils/tls-files.ts';
+import { type TlsPolicy, tlsPolicyProblem } from '../../utils/tls-policy.ts';
 import { TlsFileWatch, type TlsReading } from '../../utils/tls-watch.ts';
 import type { Front } from './front.ts';
 import type { TlsPart } from './lifecycle.ts';
@@ -12,14 +13,15 @@ import type { TlsPart } from './lifecycle.ts';
  * itself (standalone: the files are polled, and the expiry gauge is in its registry) or handed over
  * by whoever watches them (a cluster worker: its primary, see src/primary/tls-rotation.ts, calls
  * `use`). A new pair goes to the server with `setSecureContext`: new handshakes use it, the
- * connections open keep theirs. A pair that cannot serve is refused with an error line naming the
- * file, and the previous one stays.
+ * connections open keep theirs, and the versions and suites of `tls` (`minVersion`, `ciphers`) stay
+ * (src/app/transport/front.ts builds each secure context with them). A pair that cannot serve is
+ * refused with an error line naming the file, and the previous one stays.
  *
  * @example
  * const tls = new TlsCertificates(config.tls, logger, { watch: true, registry });
  */
 export class TlsCertificates implements TlsPart {
-  readonly #files: TlsFiles;
+  readonly #files: TlsFiles & TlsPolicy;
   readonly #logger: Logger;
   readonly #watches: boolean;
   #watch: TlsFileWatch | undefined;
@@ -27,15 +29,20 @@ export class TlsCertificates implements TlsPart {
   /** A pair handed over (`use`) replaces the files' first reading. */
   #handed: TlsMaterial | undefined;
 
-  constructor(files: TlsFiles, logger: Logger, { watch, registry }: { watch: boolean; registry?: Registry | undefined }) {
+  constructor(files: TlsFiles & TlsPolicy, logger: Logger, { watch, registry }: { watch: boolean; registry?: Registry | undefined }) {
     this.#files = files;
     this.#logger = logger;
     this.#watches = watch;
     if (registry !== undefined) tlsExpiryGauge(registry, () => this.#watch?.expiry ?? []);
   }
 
-  /** The pair the server starts with; throws a `ConfigError` naming the `tls` key whose file cannot serve. */
+  /**
+   * The pair the server starts with; throws a `ConfigError` naming the `tls` key whose file cannot
+   * serve, or `tls.ciphers` when OpenSSL cannot serve it (a loaded config file was checked already).
+   */
   material(): TlsMaterial {
+    const policy = tlsPolicyProblem(this.#files);
+    if (policy !== undefined) throw new ConfigError([{ key: 'tls.ciphers', path: ['tls', 'ciphers'], message: policy }]);
     if (this.#handed !== undefined) return this.#handed;
     try {
       this.#watch ??= new TlsFileWatch(this.#files, (reading) => this.#read(reading));
