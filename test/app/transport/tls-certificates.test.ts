@@ -73,3 +73,59 @@ test('a standalone App reloads a changed pair for new handshakes, keeps open con
   const text = await app.registry.metrics();
   assert.match(text, new RegExp(`flotilla_tls_certificate_expiry_seconds\\{file="${certFile.replaceAll('/', '\\/')}"\\} \\d+`));
 });
+
+test('a standalone App keeps tls.ciphers across a certificate reload; a list OpenSSL cannot serve fails its listen', {
+  skip,
+}, async (t: TestContext) => {
+  const dir = tempFiles(t, {});
+  const ca = new ThrowawayCa(dir);
+  const trust = readFileSync(ca.cert, 'utf8');
+  const first = ca.issue('first', 'localhost', 'serverAuth');
+  const certFile = join(dir, 'tls.crt');
+  const keyFile = join(dir, 'tls.key');
+  writeFileSync(certFile, readFileSync(first.cert));
+  writeFileSync(keyFile, readFileSync(first.key));
+  const logs = sink();
+  const tls = { certFile, keyFile, ciphers: 'ECDHE-ECDSA-CHACHA20-POLY1305' };
+  const app = new App(
+    { port: 0, host: '127.0.0.1', tls, logging: { level: 'info', requests: false } },
+    { logStream: logs, handleSignals: false, serveMetrics: false },
+  );
+  const listening = app.listen();
+  t.after(() => app.close().then(() => listening));
+  const { port } = await app.ready();
+  /** The suite a TLS 1.2 client offering `ciphers` gets, or the handshake's error. */
+  const tls12 = (ciphers: string) =>
+    new Promise<string>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port, servername: 'localhost', ca: trust, ciphers, maxVersion: 'TLSv1.2' }, () => {
+        resolve(socket.getCipher().standardName);
+        socket.destroy();
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+  const check = async () => {
+    assert.equal(
+      await tls12('ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-CHACHA20-POLY1305'),
+      'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+    );
+    assert.match(await tls12('ECDHE-ECDSA-AES128-GCM-SHA256'), /ALERT_HANDSHAKE_FAILURE$/, 'a suite left out is refused');
+  };
+  await check();
+
+  const second = ca.issue('second', 'localhost', 'serverAuth');
+  writeFileSync(certFile, readFileSync(second.cert));
+  writeFileSync(keyFile, readFileSync(second.key));
+  await logs.waitFor((line) => line['msg'] === 'TLS certificate reloaded: new handshakes use it');
+  assert.equal(serialOf(await handshake(t, port, trust)), second.serial);
+  await check();
+
+  const refused = new App(
+    { port: 0, host: '127.0.0.1', tls: { certFile, keyFile, ciphers: 'NO-SUCH-SUITE' }, logging: { level: 'silent' } },
+    { handleSignals: false, serveMetrics: false },
+  );
+  await assert.rejects(refused.listen(), (error: Error) => {
+    assert.equal(error.name, 'ConfigError');
+    assert.match(error.message, /tls\.ciphers: 'NO-SUCH-SUITE' leaves no TLS 1\.2 cipher suite OpenSSL knows \(no cipher match\)/);
+    return true;
+  });
+});
