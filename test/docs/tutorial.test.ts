@@ -61,9 +61,12 @@ async function npmTest(): Promise<{ pass: number; fail: number; output: string }
   return { pass: count('pass'), fail: count('fail'), output: stdout };
 }
 
-/** The service as `npm start` runs it (2 workers, ports the OS picks), with the token; resolves its port. */
-async function start(t: TestContext): Promise<{ started: Started; port: number; base: string }> {
-  const started = startService(t, project, { TASKS_API_TOKEN: TOKEN });
+/**
+ * The service as `npm start` runs it (2 workers, ports the OS picks, production), with the token and
+ * `env`; resolves its port.
+ */
+async function start(t: TestContext, env: NodeJS.ProcessEnv = {}): Promise<{ started: Started; port: number; base: string }> {
+  const started = startService(t, project, { TASKS_API_TOKEN: TOKEN, ...env });
   const port = await started.port;
   return { started, port, base: `http://127.0.0.1:${port}` };
 }
@@ -219,7 +222,8 @@ describe('the tutorial, step by step, in a fresh project', { timeout: 1_800_000 
     const config = await inProject('npx', ['--no', '--', 'flotilla', 'config', '--config', 'app.yaml'], { TASKS_API_TOKEN: TOKEN });
     t.assert.ok(!config.stdout.includes(TOKEN) && config.stdout.includes('[redacted]'), 'flotilla config prints [redacted]');
 
-    const { started, base } = await start(t);
+    // the page reads /docs under `npm run dev`: development, as NODE_ENV says here
+    const { started, base } = await start(t, { NODE_ENV: 'development' });
     const anonymous = await post(base, { title: 'Water the plants' });
     t.assert.strictEqual(anonymous.status, 401);
     t.assert.strictEqual(anonymous.headers.get('www-authenticate'), 'Bearer');

@@ -38,15 +38,16 @@ test('without --config and neither file: exit 2, both named', async (t: TestCont
   t.assert.strictEqual(run.stdout, '');
 });
 
-test('env follows NODE_ENV when the file names none; the file wins when it does', async (t: TestContext) => {
+test('env follows NODE_ENV when the file names none, else production as under flotilla start; the file wins', async (t: TestContext) => {
   const dir = tempFiles(t, { 'app.yaml': clusterYaml(), 'staging.yaml': clusterYaml({ env: 'staging' }) });
   const envOf = async (file: string, nodeEnv?: string) => {
     const run = await runCli(['config', '--config', join(dir, file)], { env: envWith(nodeEnv === undefined ? {} : { NODE_ENV: nodeEnv }) });
     t.assert.strictEqual(run.code, 0, run.stderr);
     return JSON.parse(run.stdout).env as string;
   };
-  t.assert.strictEqual(await envOf('app.yaml'), 'development');
-  t.assert.strictEqual(await envOf('app.yaml', 'production'), 'production');
-  t.assert.strictEqual(await envOf('app.yaml', 'test'), 'development', 'another NODE_ENV is ignored');
+  // `flotilla config` reads the file as `flotilla start` would: production unless told otherwise
+  t.assert.strictEqual(await envOf('app.yaml'), 'production');
+  t.assert.strictEqual(await envOf('app.yaml', 'development'), 'development');
+  t.assert.strictEqual(await envOf('app.yaml', 'test'), 'production', 'another NODE_ENV is ignored');
   t.assert.strictEqual(await envOf('staging.yaml', 'production'), 'staging');
 });
