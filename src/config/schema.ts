@@ -260,7 +260,7 @@ export const CONFIG_SCHEMA = object(
         memoryBytes: int(1_048_576, 17_179_869_184, {
           default: 67_108_864,
           description:
-            'With `store: memory`: most bytes all sessions may take (their ids and data as JSON). Past it, the sessions saved least recently are dropped to make room (a warning says how many, at most once a minute): a flood of new sessions cannot exhaust the memory of the process that keeps them.',
+            'With `store: memory`: most bytes of the heap all sessions may take, each counted for its id and data as stored plus 106 bytes of bookkeeping (about 186 bytes for an anonymous session). Past it, the sessions saved least recently are dropped to make room (a warning says how many, at most once a minute): a flood of new sessions cannot exhaust the memory of the process that keeps them.',
         }),
       },
     ),
