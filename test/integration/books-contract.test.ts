@@ -49,7 +49,8 @@ writeFileSync(
     cookies: { secrets: ['a-secret-for-the-contract-test-of-32-chars'] },
     // a book whose title and author are as long as the document allows is past it: the 413 of a valid request
     limits: { bodyBytes: 400 },
-    settings: { databaseFile: ':memory:', seedBooks: 30 },
+    // flotilla start runs as production: the example's key is given (its development one would be refused)
+    settings: { databaseFile: ':memory:', seedBooks: 30, apiKey: API_KEY, readerPassword: 'a-reader-password' },
   }),
 );
 const documentFile = join(dir, 'openapi.json');
@@ -189,7 +190,7 @@ test('a validating proxy (Prism) in front of the example finds no violation, eit
   timeout: 180_000,
 }, async (t: TestContext) => {
   // the example imports `flotilla`: its source, as the workers inherit the primary's flags
-  const cluster = new ClusterProcess({ cli: CLI, configFile, execArgv: ['--conditions=source'], env: { BOOKS_API_KEY: API_KEY } });
+  const cluster = new ClusterProcess({ cli: CLI, configFile, execArgv: ['--conditions=source'] });
   t.after(() => cluster.kill());
   await cluster.ready(2, 60_000);
   const upstream = `http://127.0.0.1:${cluster.appPort}`;

@@ -34,7 +34,8 @@ test('a real browser logs in to the example through its front page form, and ano
       service: BOOKS,
       serviceName: 'books',
       cookies: { secrets: ['a-secret-for-the-login-test-of-32-chars'] },
-      settings: { databaseFile: ':memory:', seedBooks: 3 },
+      // in production (flotilla start's default) the reader's password must be given: the development one is refused
+      settings: { databaseFile: ':memory:', seedBooks: 3, readerPassword: 'reader', apiKey: 'a-key-of-the-login-test' },
       docs: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } },
     },
   }).ready(2, 60_000);

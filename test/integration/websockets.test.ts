@@ -159,9 +159,9 @@ test('the books example: each created book reaches the live feed on every worker
   const books = fileURLToPath(new URL('../../examples/books/service.ts', import.meta.url));
   const docs = { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } } };
   // a database of the test's own: the example's default file would keep the book for the next run (409)
-  const settings = { databaseFile: join(dir, 'books.sqlite') };
+  const settings = { databaseFile: join(dir, 'books.sqlite'), apiKey: 'k', readerPassword: 'a-reader-password' };
   writeFileSync(file, configYaml({ serviceName: 'books', service: books, logging: { requests: false }, docs }, { settings }));
-  const cluster = new ClusterProcess({ cli: CLI, configFile: file, env: { BOOKS_API_KEY: 'k' }, execArgv: ['--conditions=source'] });
+  const cluster = new ClusterProcess({ cli: CLI, configFile: file, execArgv: ['--conditions=source'] });
   t.after(() => cluster.kill());
   const { appPort } = await cluster.ready();
   const feeds = await Promise.all(Array.from({ length: 6 }, () => openSocket(`ws://127.0.0.1:${appPort}/api/books/live`)));

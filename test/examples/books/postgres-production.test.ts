@@ -31,7 +31,9 @@ async function until<T>(check: () => Promise<T | undefined>, what: string, timeo
 
 test('the database stopped mid-run: 503 problems from the routes and /health, then recovery', { skip }, async (t) => {
   const server = await postgresServer(t);
-  const { port } = await booksApp(t, { databaseUrl: server.url }, { env: 'production' });
+  // production: the example's key and reader password must be given (their development values are refused)
+  const credentials = { apiKey: 'a-production-key', readerPassword: 'a-production-password' };
+  const { port } = await booksApp(t, { databaseUrl: server.url, ...credentials }, { env: 'production' });
   assert.equal((await httpRequest(port, '/api/books?limit=1')).status, 200);
 
   await server.stop();
@@ -47,7 +49,7 @@ test('the database stopped mid-run: 503 problems from the routes and /health, th
   }
   const post = await httpRequest(port, '/api/books', {
     method: 'POST',
-    headers: { 'x-api-key': 'dev-key', 'content-type': 'application/json' },
+    headers: { 'x-api-key': credentials.apiKey, 'content-type': 'application/json' },
     body: JSON.stringify({ isbn: '9790000000024', title: 'Kindred', author: 'Octavia E. Butler', year: 1979, pages: 264 }),
   });
   assert.equal(post.status, 503);
