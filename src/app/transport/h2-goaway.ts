@@ -60,7 +60,7 @@ function roundTrip(session: ServerHttp2Session, boundMs: number): Promise<void> 
     // node:http2 sends a PING ahead of the frames it has not written yet: this one waits until the GOAWAY went out
     const ping = () => {
       if (over || session.destroyed) return;
-      if (session.state.outboundQueueSize > 0) setImmediate(ping);
+      if ((session.state.outboundQueueSize ?? 0) > 0) setImmediate(ping);
       // not sent (false) when too many PINGs are unanswered already: the bound decides
       else session.ping(() => done());
     };
