@@ -13,38 +13,40 @@
  * ipPrefix('192.0.2.1', 56);          // '192.0.2.1'
  */
 export function ipPrefix(address: string, ipv6Bits: number): string {
-  if (!address.includes(':')) return address;
-  const groups = ipv6Groups(address);
-  if (groups === undefined) return address;
-  if (isMappedIPv4(groups)) {
-    const [high = 0, low = 0] = [groups[6], groups[7]];
-    return `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+  if (!address.includes(':') || !readIPv6(address)) return address;
+  const groups = GROUPS;
+  if (groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff) {
+    // ::ffff:a.b.c.d: 80 zero bits, 16 one bits, then the IPv4 address
+    return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.${groups[7]! & 0xff}`;
   }
-  const bits = Math.min(128, Math.max(0, Math.trunc(ipv6Bits)));
+  // out of 0–128: clamped; not a number: the address alone
+  const bits = Number.isNaN(ipv6Bits) ? 128 : Math.min(128, Math.max(0, Math.trunc(ipv6Bits)));
   for (let g = 0; g < 8; g++) {
     const kept = bits - g * 16;
     if (kept <= 0) groups[g] = 0;
-    else if (kept < 16) groups[g] = (groups[g] ?? 0) & (0xffff << (16 - kept)) & 0xffff;
+    else if (kept < 16) groups[g] = groups[g]! & (0xffff << (16 - kept));
   }
   return `${canonical(groups)}/${bits}`;
 }
 
-/** `::ffff:a.b.c.d`: 80 zero bits, then 16 one bits. */
-function isMappedIPv4(groups: readonly number[]): boolean {
-  return groups[0] === 0 && groups[1] === 0 && groups[2] === 0 && groups[3] === 0 && groups[4] === 0 && groups[5] === 0xffff;
-}
+/** The groups of the address {@link readIPv6} read last: one buffer, since nothing awaits between reading and writing. */
+const GROUPS = new Uint16Array(8);
 
-/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part and a zone id allowed), or undefined. */
-function ipv6Groups(text: string): number[] | undefined {
+/**
+ * Reads an IPv6 address (a trailing dotted IPv4 part and a zone id allowed) into {@link GROUPS}:
+ * false when it is none.
+ */
+function readIPv6(text: string): boolean {
   const zone = text.indexOf('%');
   const end = zone === -1 ? text.length : zone;
-  if (end < 2) return undefined;
-  const groups: number[] = [];
+  if (end < 2) return false;
+  const groups = GROUPS;
+  let count = 0;
   /** Where `::` stands, counted in groups; -1: none. */
   let gap = -1;
   let i = 0;
   if (text.charCodeAt(0) === COLON) {
-    if (text.charCodeAt(1) !== COLON) return undefined;
+    if (text.charCodeAt(1) !== COLON) return false;
     gap = 0;
     i = 2;
   }
@@ -58,30 +60,33 @@ function ipv6Groups(text: string): number[] | undefined {
     if (i < end && text.charCodeAt(i) === DOT) {
       // the last 32 bits written as an IPv4 address
       const v4 = ipv4Value(text, start, end);
-      if (v4 === undefined || groups.length > 6) return undefined;
-      groups.push(v4 >>> 16, v4 & 0xffff);
-      i = end;
+      if (v4 === -1 || count > 6) return false;
+      groups[count++] = v4 >>> 16;
+      groups[count++] = v4 & 0xffff;
       break;
     }
-    if (i === start || i - start > 4) return undefined;
-    groups.push(value);
+    if (i === start || i - start > 4 || count === 8) return false;
+    groups[count++] = value;
     if (i === end) break;
-    if (text.charCodeAt(i) !== COLON || i + 1 === end) return undefined;
+    if (text.charCodeAt(i) !== COLON || i + 1 === end) return false;
     i++;
     if (text.charCodeAt(i) === COLON) {
-      if (gap !== -1) return undefined;
-      gap = groups.length;
+      if (gap !== -1) return false;
+      gap = count;
       i++;
     }
   }
-  if (gap === -1) return groups.length === 8 ? groups : undefined;
-  if (groups.length > 7) return undefined;
-  groups.splice(gap, 0, ...new Array<number>(8 - groups.length).fill(0));
-  return groups;
+  if (gap === -1) return count === 8;
+  if (count > 7) return false;
+  // the groups after `::` move to the end, zeros in their place
+  const moved = count - gap;
+  for (let k = 1; k <= moved; k++) groups[8 - k] = groups[count - k]!;
+  for (let g = gap; g < 8 - moved; g++) groups[g] = 0;
+  return true;
 }
 
-/** The value of the dotted IPv4 address in `text` from `start` to `end` (four decimal parts, 0–255, no leading zero), or undefined. */
-function ipv4Value(text: string, start: number, end: number): number | undefined {
+/** The value of the dotted IPv4 address in `text` from `start` to `end` (four decimal parts, 0–255, no leading zero), or -1. */
+function ipv4Value(text: string, start: number, end: number): number {
   let value = 0;
   let parts = 0;
   let i = start;
@@ -93,19 +98,19 @@ function ipv4Value(text: string, start: number, end: number): number | undefined
       i++;
     }
     const digits = i - from;
-    if (digits === 0 || digits > 3 || part > 255 || (digits > 1 && text.charCodeAt(from) === ZERO)) return undefined;
+    if (digits === 0 || digits > 3 || part > 255 || (digits > 1 && text.charCodeAt(from) === ZERO)) return -1;
     value = value * 256 + part;
     parts++;
     if (i === end) break;
-    if (text.charCodeAt(i) !== DOT || parts === 4) return undefined;
+    if (text.charCodeAt(i) !== DOT || parts === 4) return -1;
     i++;
-    if (i === end) return undefined;
+    if (i === end) return -1;
   }
-  return parts === 4 ? value : undefined;
+  return parts === 4 ? value : -1;
 }
 
 /** RFC 5952 text of eight groups: lowercase hex without leading zeros, the first longest run of two or more zero groups as `::`. */
-function canonical(groups: readonly number[]): string {
+function canonical(groups: Uint16Array): string {
   let bestAt = -1;
   let bestLength = 1;
   for (let g = 0; g < 8; ) {
@@ -120,12 +125,27 @@ function canonical(groups: readonly number[]): string {
       bestLength = g - at;
     }
   }
-  const hex = (from: number, to: number) =>
-    groups
-      .slice(from, to)
-      .map((group) => group.toString(16))
-      .join(':');
-  return bestAt === -1 ? hex(0, 8) : `${hex(0, bestAt)}::${hex(bestAt + bestLength, 8)}`;
+  let text = '';
+  for (let g = 0; g < 8; g++) {
+    if (g === bestAt) {
+      text += '::';
+      g += bestLength - 1;
+      continue;
+    }
+    if (g !== 0 && g !== bestAt + bestLength) text += ':';
+    text += hex(groups[g]!);
+  }
+  return text;
+}
+
+const HEX = '0123456789abcdef';
+
+/** A 16-bit group in lowercase hex without leading zeros (`Number#toString(16)` costs several times more). */
+function hex(value: number): string {
+  if (value < 0x10) return HEX[value]!;
+  if (value < 0x100) return HEX[value >> 4]! + HEX[value & 15]!;
+  if (value < 0x1000) return HEX[value >> 8]! + HEX[(value >> 4) & 15]! + HEX[value & 15]!;
+  return HEX[value >> 12]! + HEX[(value >> 8) & 15]! + HEX[(value >> 4) & 15]! + HEX[value & 15]!;
 }
 
 const COLON = 0x3a;

@@ -31,6 +31,9 @@ test('the prefix length changes the network; /128 is the address alone, /0 every
   t.assert.equal(ipPrefix('2001:DB8::0001', 128), '2001:db8::1/128');
   t.assert.equal(ipPrefix(address, 0), '::/0');
   t.assert.equal(ipPrefix('::1', 0), '::/0');
+  t.assert.equal(ipPrefix('::1', -5), '::/0');
+  t.assert.equal(ipPrefix('::1', 300), '::1/128');
+  t.assert.equal(ipPrefix('::1', Number.NaN), '::1/128');
 });
 
 test('the canonical form compresses the first longest run of two or more zero groups, never a single one', (t: TestContext) => {
