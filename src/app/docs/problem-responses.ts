@@ -14,7 +14,7 @@ import { problemResponse } from './problem-schema.ts';
  * const context: ProblemContext = { csrf: true, security: [], bodyBytes: 1_048_576, handlerMs: 0 };
  */
 export interface ProblemContext {
-  /** `csrf.enabled`: an unsafe method may be refused 403 `CROSS_ORIGIN_REQUEST`. */
+  /** `csrf.enabled`: an unsafe method or a WebSocket upgrade may be refused 403 `CROSS_ORIGIN_REQUEST`. */
   readonly csrf: boolean;
   /** The document's default `security` (`docs.security`), for a route that declares none. */
   readonly security: readonly SecurityRequirement[] | undefined;
@@ -44,7 +44,7 @@ export interface BodyFacts {
 /**
  * The problem responses of an operation, by status: those flotilla answers with itself (400 when
  * something of the request is checked, 401 and 403 when its security or a `jwtAuth` hook requires
- * credentials, 403 `CROSS_ORIGIN_REQUEST` on unsafe methods under `csrf`, 404, 413 and 415 when it
+ * credentials, 403 `CROSS_ORIGIN_REQUEST` on unsafe methods and WebSocket upgrades under `csrf`, 404, 413 and 415 when it
  * takes a body, 429 with its headers when a rate limit applies, 503 on every route) and those the
  * route declares (`problems`), merged by status, each naming its codes.
  *
@@ -82,6 +82,8 @@ export function problemResponsesOf(
   }
   if (context.csrf && UNSAFE.has(route.method)) {
     add(403, { code: 'CROSS_ORIGIN_REQUEST', when: 'a browser sent it from another origin' });
+  } else if (context.csrf && route.websocket !== undefined) {
+    add(403, { code: 'CROSS_ORIGIN_REQUEST', when: 'a browser opened the WebSocket from another origin' });
   }
   add(404);
   if (body !== undefined) {

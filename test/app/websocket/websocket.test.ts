@@ -419,10 +419,12 @@ describe('websocket routes in the OpenAPI document', () => {
     const responses = feed?.['responses'] as Record<string, unknown>;
     t.assert.ok(responses['101']);
     t.assert.ok(responses['426']);
+    t.assert.match(String((responses['403'] as { description?: string } | undefined)?.description), /`CROSS_ORIGIN_REQUEST`/);
     t.assert.ok(!('200' in responses));
     const both = paths['/both']?.['get']?.['responses'] as Record<string, unknown>;
     t.assert.ok(both['101'] && !('426' in both));
     t.assert.strictEqual(paths['/plain']?.['get']?.['x-websocket'], undefined);
+    t.assert.ok(!('403' in (paths['/plain']?.['get']?.['responses'] as Record<string, unknown>)), 'a plain GET is never refused');
   });
 });
 
