@@ -50,7 +50,7 @@ writeFileSync(
     // a book whose title and author are as long as the document allows is past it: the 413 of a valid request
     limits: { bodyBytes: 400 },
     // flotilla start runs as production: the example's key is given (its development one would be refused)
-    settings: { databaseFile: ':memory:', seedBooks: 30, apiKey: API_KEY, readerPassword: 'a-reader-password' },
+    settings: { databaseFile: ':memory:', seedBooks: 30, apiKey: API_KEY, readerPassword: 'reader' },
   }),
 );
 const documentFile = join(dir, 'openapi.json');
