@@ -22,7 +22,7 @@ test('flotilla config prints the example database URL redacted, and its settings
 });
 
 test('flotilla config, read as flotilla start would (production), refuses the example without its secrets', async (t: TestContext) => {
-  const env = { ...process.env, NODE_OPTIONS: '--conditions=source', NODE_ENV: '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '--conditions=source', NODE_ENV: '' };
   for (const name of ['COOKIE_SECRET', 'BOOKS_API_KEY', 'BOOKS_READER_PASSWORD', 'DATABASE_URL']) delete env[name];
   const run = await runCli(['config', '--config', 'config/app.yaml'], { env });
   t.assert.strictEqual(run.code, 2, run.stderr);
@@ -30,7 +30,7 @@ test('flotilla config, read as flotilla start would (production), refuses the ex
     ['cookies.secrets[0]', 'COOKIE_SECRET'],
     ['settings.apiKey', 'BOOKS_API_KEY'],
     ['settings.readerPassword', 'BOOKS_READER_PASSWORD'],
-  ]) {
+  ] as const) {
     t.assert.match(
       run.stderr,
       new RegExp(
