@@ -73,7 +73,7 @@ const openFrom = (url: string) =>
     socket.onerror = () => resolve('error');
   });
 
-test('a real browser: a page of another origin cannot open the socket; the service's own page can', { skip, timeout: 60_000 }, async () => {
+test("a real browser: a page of another origin cannot open the socket; the service's own page can", { skip, timeout: 60_000 }, async () => {
   const context = await browser.newContext();
   const tab = await context.newPage();
   const live = `${chatOrigin.replace('http:', 'ws:')}/live`;
