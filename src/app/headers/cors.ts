@@ -68,13 +68,31 @@ export function createCors(config: ResolvedConfig['cors']): Cors | undefined {
 export function appendVary(res: ServerResponse, ...names: readonly string[]): void {
   if (res.headersSent) return;
   const header = res.getHeader('vary');
-  const current = header === undefined ? '' : Array.isArray(header) ? header.join(', ') : String(header);
-  const listed = current
-    .split(',')
-    .map((name) => name.trim().toLowerCase())
-    .filter((name) => name !== '');
-  if (listed.includes('*')) return;
-  const added = names.filter((name) => !listed.includes(name.toLowerCase()));
-  if (added.length === 0) return;
-  res.setHeader('Vary', [...(listed.length === 0 ? [] : [current.trim()]), ...added].join(', '));
+  // the common case, a reply without a Vary yet: nothing to read
+  if (header === undefined || header === '') {
+    res.setHeader('Vary', names.length === 1 ? (names[0] as string) : names.join(', '));
+    return;
+  }
+  const current = Array.isArray(header) ? header.join(', ') : String(header);
+  let value = current.trim();
+  for (const name of names) {
+    const found = listed(value, name);
+    if (found === '*') return;
+    if (!found) value = `${value}, ${name}`;
+  }
+  if (value !== current) res.setHeader('Vary', value);
+}
+
+/** Whether a `Vary` value lists `name` (in any case), or `'*'` when it is a `Vary: *`; no allocation but the tokens'. */
+function listed(value: string, name: string): boolean | '*' {
+  let start = 0;
+  while (start <= value.length) {
+    let end = value.indexOf(',', start);
+    if (end === -1) end = value.length;
+    const token = value.slice(start, end).trim();
+    if (token === '*') return '*';
+    if (token.length === name.length && token.toLowerCase() === name.toLowerCase()) return true;
+    start = end + 1;
+  }
+  return false;
 }
