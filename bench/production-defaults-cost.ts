@@ -29,6 +29,7 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { buildBaseline, buildCompiled, resolveRevision } from './lib/build.ts';
 import { machineMeta } from './lib/meta.ts';
 import { CLK_TCK, cpuTicks, cpuTimes, waitQuiet } from './lib/proc.ts';
+import { BODY, CASES, type Case, ITEM, LIST } from './lib/production-defaults-cases.ts';
 import { freePort, ROOT, type Runtime, ServerProcess } from './lib/server-process.ts';
 import { median, sig } from './lib/stats.ts';
 import { NOISY_PCT } from './lib/summary.ts';
@@ -53,62 +54,6 @@ const LIMIT_US = 1;
 const MIN_ROUNDS = 5;
 const SIDES = ['base', 'current'] as const;
 type Side = (typeof SIDES)[number];
-const LIST = '/items?page=3&limit=20';
-/** The body of every `POST /items`: ~200 bytes of JSON, with 2-, 3- and 4-byte UTF-8 sequences. */
-const ITEM = {
-  sku: 'CB-2048',
-  name: 'Crème brûlée dish, größe M',
-  category: 'kitchen',
-  price: 18.5,
-  stock: 12,
-  notes: 'Glasiert · 日本製 · 🍮 ovenproof to 250 °C',
-  tags: ['ceramic', 'naïve', 'café'],
-};
-const BODY = JSON.stringify(ITEM);
-
-interface Case {
-  name: string;
-  title: string;
-  method: 'GET' | 'POST';
-  path: string;
-  headers: Record<string, string>;
-  body?: string;
-  /** The status both sides must answer. */
-  status: number;
-}
-const CASES: Case[] = [
-  {
-    name: 'get',
-    title: '`GET /items?page=3&limit=20`, plain',
-    method: 'GET',
-    path: LIST,
-    headers: { Accept: 'application/json' },
-    status: 200,
-  },
-  {
-    name: 'get-proxied',
-    title: 'the same through a proxy: `X-Forwarded-For`, `-Proto`, `-Host` and `Origin`',
-    method: 'GET',
-    path: LIST,
-    headers: {
-      Accept: 'application/json',
-      'X-Forwarded-For': '203.0.113.7',
-      'X-Forwarded-Proto': 'https',
-      'X-Forwarded-Host': 'shop.example',
-      Origin: ORIGIN,
-    },
-    status: 200,
-  },
-  {
-    name: 'post',
-    title: `\`POST /items\`, ${Buffer.byteLength(BODY)} bytes of JSON with multi-byte UTF-8`,
-    method: 'POST',
-    path: '/items',
-    headers: { Accept: 'application/json', 'Content-Type': 'application/json; charset=utf-8' },
-    body: BODY,
-    status: 201,
-  },
-];
 
 interface Sample {
   case: string;
