@@ -201,10 +201,13 @@ export const CONFIG_SCHEMA = object(
       {
         default: present,
         description:
-          'Cross-site request forgery protection: a `POST`, `PUT`, `PATCH` or `DELETE` a browser sends from another origin is refused 403 `CROSS_ORIGIN_REQUEST`, judged by `Sec-Fetch-Site`, else `Origin` against the request host; requests with neither header (curl, servers) pass.',
+          'Cross-site request forgery protection: a `POST`, `PUT`, `PATCH`, `DELETE` or WebSocket upgrade a browser sends from another origin is refused 403 (an upgrade before the handshake) `CROSS_ORIGIN_REQUEST`, judged by `Sec-Fetch-Site`, else `Origin` against the request host; requests with neither header (curl, servers) pass.',
       },
       {
-        enabled: bool({ default: true, description: 'Refuse cross-origin unsafe requests from browsers; `false` turns the check off.' }),
+        enabled: bool({
+          default: true,
+          description: 'Refuse cross-origin unsafe requests and WebSocket upgrades from browsers; `false` turns the check off.',
+        }),
         trustedOrigins: strings(
           { type: 'string', pattern: '^https?://[^/\\s]+$', maxLength: 256 },
           {
