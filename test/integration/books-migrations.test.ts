@@ -14,7 +14,12 @@ const SERVICE = fileURLToPath(new URL('../../examples/books/service.ts', import.
 function books(t: TestContext, settings: Record<string, unknown>): ClusterProcess {
   // the example's create route declares its API key: the scheme is declared as config/app.yaml does
   const docs = { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } }, security: [] };
-  const yaml = configYaml({ serviceName: 'books', service: SERVICE, cluster: { startupTimeoutMs: 20_000 }, docs }, { settings });
+  // a production start (flotilla start's default): the example's credentials must be given
+  const credentials = { apiKey: 'migrations-test-key', readerPassword: 'migrations-test-password' };
+  const yaml = configYaml(
+    { serviceName: 'books', service: SERVICE, cluster: { startupTimeoutMs: 20_000 }, docs },
+    { settings: { ...credentials, ...settings } },
+  );
   const dir = tempFiles(t, { 'app.yaml': yaml });
   const cluster = new ClusterProcess({ cli: CLI, configFile: join(dir, 'app.yaml'), execArgv: ['--conditions=source'] });
   t.after(() => cluster.kill());
