@@ -41,11 +41,12 @@ test('a beforeServe hook that keeps failing stops the cluster (crash loop, exit 
 });
 
 test('workers awaiting beforeServe are not timed out: the start-up timeout counts from the hooks done', async (t: TestContext) => {
+  // the timeout must cover a worker's boot on a loaded machine (up to the await-serve), and the hooks outlast it twice
   const cluster = startCluster(t, {
-    config: { cluster: { startupTimeoutMs: 1_500, backoffInitialMs: 50, backoffMaxMs: 500 } },
-    env: { FIXTURE_BEFORE_SERVE_MS: '3000' },
+    config: { cluster: { startupTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 500 } },
+    env: { FIXTURE_BEFORE_SERVE_MS: '10000' },
   });
-  await cluster.ready(2, 20_000);
+  await cluster.ready(2, 40_000);
   t.assert.ok(!cluster.lines.some(byMsg('worker did not start listening in time: killing it')), cluster.tail());
   t.assert.strictEqual(cluster.lines.filter(byMsg('worker listening')).length, 2, 'the first two workers, none replaced');
 });
