@@ -1,9 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} interpolation syntax, on purpose
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ClusterProcess } from '../../tools/cluster-process.ts';
+import { type CliRun, runCliInGroup } from '../helpers/cli.ts';
 import { CLI, get, tempFiles } from '../helpers/cluster.ts';
 import { Dev } from '../helpers/dev.ts';
 
@@ -57,39 +57,9 @@ const yaml = (...lines: string[]) => [...HEAD, ...lines, ''].join('\n');
 /** `NODE_ENV` empty: unset, as far as flotilla is concerned (the variables the configs read are never set). */
 const UNSET = { NODE_ENV: '' };
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `flotilla <args>` in `dir` until it exits, in a process group SIGKILLed after the test. */
-function flotilla(t: TestContext, dir: string, env: Record<string, string>, ...args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: dir,
-    env: { ...process.env, ...UNSET, ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-    }
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
+/** `flotilla <args>` in `dir` to its exit (`runCliInGroup`), with `env` over this process's. */
+function flotilla(t: TestContext, dir: string, env: Record<string, string>, ...args: string[]): Promise<CliRun> {
+  return runCliInGroup(t, args, { cwd: dir, env: { ...process.env, ...UNSET, ...env } });
 }
 
 /** `flotilla start` on `text`, until its worker listens; stopped after the test. */

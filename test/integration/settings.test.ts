@@ -1,9 +1,9 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: these strings are ${VAR} interpolation syntax, on purpose
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { ClusterProcess } from '../../tools/cluster-process.ts';
+import { type CliRun, runCliInGroup } from '../helpers/cli.ts';
 import { CLI, get, tempFiles } from '../helpers/cluster.ts';
 
 /**
@@ -92,47 +92,9 @@ function env(): NodeJS.ProcessEnv {
   return out;
 }
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * `flotilla <args>` in `dir`, in a process group of its own (SIGKILLed after the
- * test, whatever happened), until it exits.
- */
-function flotilla(t: TestContext, dir: string, ...args: string[]): Promise<Run> {
-  const child = spawn(process.execPath, ['--conditions=source', CLI, ...args], {
-    cwd: dir,
-    env: env(),
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-    }
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`flotilla ${args.join(' ')} did not exit within 30 s\n${stdout}\n${stderr}`)), 30_000);
-    child.once('error', reject);
-    // 'close': the streams are read to their end
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+/** `flotilla <args>` in `dir` to its exit (`runCliInGroup`), with the test's environment. */
+function flotilla(t: TestContext, dir: string, ...args: string[]): Promise<CliRun> {
+  return runCliInGroup(t, args, { cwd: dir, env: env(), execArgv: ['--conditions=source'] });
 }
 
 /** Asserts that `text` has `line` as one of its lines, after the `  - ` of a problem list. */
