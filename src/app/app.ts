@@ -36,11 +36,11 @@ import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, typ
 import type { DocumentedRoute } from './core/route-schemas.ts';
 import { type RouteRegistration, Router } from './core/router.ts';
 import { checkHook, type HookChain, type Seams } from './core/seams.ts';
-import { buildOpenApi, type OpenApiDocument } from './docs/openapi.ts';
-import { docsRoutes } from './docs/swagger-ui.ts';
 import { healthRoute } from './health/health.ts';
 import { GlobalTracer } from './observability/global-tracer.ts';
 import { createLogger } from './observability/logger.ts';
+import { buildOpenApi, type OpenApiDocument } from './openapi/openapi.ts';
+import { docsRoutes } from './openapi/swagger-ui.ts';
 import type { Admission } from './overload/admission.ts';
 import { appAdmission } from './overload/app-admission.ts';
 import { InFlight, type RequestRoutes } from './overload/in-flight.ts';

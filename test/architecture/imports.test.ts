@@ -42,7 +42,7 @@ const CORE_PARTS = [
   'app/streams',
   'app/transport',
 ];
-const FEATURES = ['app/auth', 'app/connect', 'app/docs', 'app/health', 'app/rate-limit', 'app/static', 'app/typed', 'app/websocket'];
+const FEATURES = ['app/auth', 'app/connect', 'app/health', 'app/openapi', 'app/rate-limit', 'app/static', 'app/typed', 'app/websocket'];
 
 const graph = importGraph(SRC);
 const top = (file: string): string => (file.includes('/') ? (file.split('/')[0] as string) : '(root)');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { DocumentedRoute } from '../../src/app/core/route-schemas.ts';
-import { buildOpenApi } from '../../src/app/docs/openapi.ts';
+import { buildOpenApi } from '../../src/app/openapi/openapi.ts';
 import { defineRoute } from '../../src/app/typed/define-route.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
 import { FlotillaError } from '../../src/errors/flotilla-error.ts';

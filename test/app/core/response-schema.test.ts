@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { JsonSchema, Route } from '../../../src/app/core/route.ts';
-import { buildOpenApi } from '../../../src/app/docs/openapi.ts';
+import { buildOpenApi } from '../../../src/app/openapi/openapi.ts';
 import { newPage } from '../../../src/app/pagination/page.ts';
 import { paginated } from '../../../src/app/typed/paginated.ts';
 import { KError } from '../../../src/errors/k-error.ts';

@@ -5,9 +5,9 @@ import { describe, test } from 'node:test';
 import { runInNewContext } from 'node:vm';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { App } from '../../../src/app/app.ts';
-import { loadAsset, matchesEtag, SWAGGER_ASSETS, swaggerUiDistDir } from '../../../src/app/docs/swagger-assets.ts';
-import { DOCS_CSP, docsPage, SWAGGER_INITIALIZER } from '../../../src/app/docs/swagger-page.ts';
-import { docsRoutes } from '../../../src/app/docs/swagger-ui.ts';
+import { loadAsset, matchesEtag, SWAGGER_ASSETS, swaggerUiDistDir } from '../../../src/app/openapi/swagger-assets.ts';
+import { DOCS_CSP, docsPage, SWAGGER_INITIALIZER } from '../../../src/app/openapi/swagger-page.ts';
+import { docsRoutes } from '../../../src/app/openapi/swagger-ui.ts';
 import type { KConfig } from '../../../src/config/types.ts';
 import { sink } from '../../helpers/sink.ts';
 
