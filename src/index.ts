@@ -32,6 +32,8 @@ export type { RouteProblem } from './app/core/route-problems.ts';
 export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
 export type { CheckResult, HealthReport } from './app/health/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/health/http-check.ts';
+export type { ShutdownHook } from './app/lifecycle/shutdown.ts';
+export type { StartHook } from './app/lifecycle/start-hooks.ts';
 export type { OpenApiDocument } from './app/openapi/openapi.ts';
 export { newPage, offsetOf, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, parsePagination } from './app/pagination/page.ts';
 export type { Session, SessionData } from './app/sessions/session.ts';
@@ -39,8 +41,6 @@ export type { StaticOptions } from './app/static/static-options.ts';
 export type { SseEvent, SseOptions } from './app/streams/sse.ts';
 export type { StreamSource } from './app/streams/stream-reply.ts';
 export type { InjectWebSocketOptions, WebSocketRefused } from './app/transport/inject-websocket.ts';
-export type { ShutdownHook } from './app/transport/shutdown.ts';
-export type { StartHook } from './app/transport/start-hooks.ts';
 export {
   type DefineRoute,
   defineRoute,

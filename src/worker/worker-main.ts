@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
 import { App } from '../app/app.ts';
 import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
-import { awaitsStartHooks } from '../app/transport/start-hooks.ts';
+import { awaitsStartHooks } from '../app/lifecycle/start-hooks.ts';
 import { describeServiceError } from '../cluster/boot-failure.ts';
 import { loadService } from '../cluster/load-service.ts';
 import { Vitals } from '../cluster/vitals.ts';

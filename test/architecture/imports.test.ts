@@ -35,6 +35,7 @@ const CORE_PARTS = [
   'app/compression',
   'app/cookies',
   'app/headers',
+  'app/lifecycle',
   'app/observability',
   'app/overload',
   'app/pagination',

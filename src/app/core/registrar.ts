@@ -4,8 +4,8 @@ import type { SecurityRequirement } from '../../config/security-requirements.ts'
 import type { Settings } from '../../config/settings.ts';
 import type { ResolvedConfig } from '../../config/types.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
-import type { ShutdownHook } from '../transport/shutdown.ts';
-import type { StartHook } from '../transport/start-hooks.ts';
+import type { ShutdownHook } from '../lifecycle/shutdown.ts';
+import type { StartHook } from '../lifecycle/start-hooks.ts';
 import type { RateLimitOptions } from './rate-limit-policy.ts';
 import type { Middleware, RequestHook, Route } from './route.ts';
 

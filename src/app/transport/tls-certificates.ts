@@ -6,7 +6,6 @@ import { TlsFileError, type TlsFiles, type TlsMaterial } from '../../utils/tls-f
 import { type TlsPolicy, tlsPolicyProblem } from '../../utils/tls-policy.ts';
 import { TlsFileWatch, type TlsReading } from '../../utils/tls-watch.ts';
 import type { Front } from './front.ts';
-import type { TlsPart } from './lifecycle.ts';
 
 /**
  * An App's certificate pair (`tls`): read when it starts listening, then either watched by the App
@@ -20,7 +19,7 @@ import type { TlsPart } from './lifecycle.ts';
  * @example
  * const tls = new TlsCertificates(config.tls, logger, { watch: true, registry });
  */
-export class TlsCertificates implements TlsPart {
+export class TlsCertificates {
   readonly #files: TlsFiles & TlsPolicy;
   readonly #logger: Logger;
   readonly #watches: boolean;

@@ -2,8 +2,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { traceFlush } from '../observability/flush-traces.ts';
 import type { InFlight } from '../overload/in-flight.ts';
-import type { ConnectionTracker } from './connections.ts';
-import type { Front } from './front.ts';
+import type { ConnectionTracker } from '../transport/connections.ts';
+import type { Front } from '../transport/front.ts';
 
 /** A connection accepted just before the shutdown gets this long to send its request. */
 const FRESH_CONNECTION_GRACE_MS = 1_000;

@@ -13,10 +13,10 @@ import { listen } from '../../utils/listen.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../../utils/shutdown-signals.ts';
 import type { TlsMaterial } from '../../utils/tls-files.ts';
 import type { InFlight } from '../overload/in-flight.ts';
-import type { ConnectionSource } from './connection-source.ts';
-import { ConnectionTracker } from './connections.ts';
-import { createFront, type Front } from './front.ts';
-import type { ArrivalShedding, QueuedHandler } from './request-queue.ts';
+import type { ConnectionSource } from '../transport/connection-source.ts';
+import { ConnectionTracker } from '../transport/connections.ts';
+import { createFront, type Front } from '../transport/front.ts';
+import type { ArrivalShedding, QueuedHandler } from '../transport/request-queue.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
 
