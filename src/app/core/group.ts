@@ -9,10 +9,10 @@ import type { Scheduler } from '../../scheduler/scheduler.ts';
 import { isRecord } from '../../utils/is-record.ts';
 import type { ShutdownHook } from '../lifecycle/shutdown.ts';
 import type { StartHook } from '../lifecycle/start-hooks.ts';
+import { checkHook, type HookChain } from './hooks.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, GroupOptions, HealthChecker, Module, Registrar } from './registrar.ts';
 import { joinPath, type Middleware, type RequestHook, type Route } from './route.ts';
-import { checkHook, type HookChain } from './seams.ts';
 
 /** Where a group puts its routes: the App's route table. */
 /**

@@ -23,10 +23,10 @@ import type { QueuedHandler } from '../transport/request-queue.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
 import { Ctx, type CtxScope, expireRequest, isExpired, sessionOf } from './ctx.ts';
+import { type HookChain, runRequestHooks, type Seams } from './hooks.ts';
 import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { RouteEntry, Router } from './router.ts';
-import { type HookChain, runRequestHooks, type Seams } from './seams.ts';
 
 const { context: otelContext, ROOT_CONTEXT } = otel;
 

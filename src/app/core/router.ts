@@ -8,11 +8,11 @@ import { bodyOptionsProblem } from './body-options.ts';
 import { ClientGoneError, clientGone } from './client-gone.ts';
 import { compose, type RouteRun } from './compose.ts';
 import type { Ctx, ResponseSerializer } from './ctx.ts';
+import { checkHook, type HookChain } from './hooks.ts';
 import { type RateLimitPolicy, rateLimitPolicy } from './rate-limit-policy.ts';
 import { type Handler, HTTP_METHODS, type HttpMethod, joinPath, type Middleware, type Route } from './route.ts';
 import { routeProblemsProblem } from './route-problems.ts';
 import { type DocumentedRoute, documentedRoute, resolveRouteSchemas } from './route-schemas.ts';
-import { checkHook, type HookChain } from './seams.ts';
 import { compileSerializer } from './serializer.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
