@@ -5,7 +5,6 @@ import pino from 'pino';
 import type { App } from '../app/app.ts';
 import { createLogger } from '../app/observability/logger.ts';
 import { prettyAvailable } from '../app/observability/pretty-stream.ts';
-import { loadService } from '../cluster/load-service.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { settingsFallbacksOf, settingsSecretProblems } from '../config/fallback-secrets.ts';
 import { type LoadedConfig, type LoadOptions, loadConfigFile, locateProblems, START_ENV, type UnsetSetting } from '../config/load-file.ts';
@@ -14,6 +13,7 @@ import { checkSettings, redactSettings, secretPaths, undeclaredSettings } from '
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
 import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
+import { loadService } from '../process/load-service.ts';
 import { TlsFileError } from '../utils/tls-files.ts';
 import { parseCli, USAGE } from './args.ts';
 import { devBanner, devConfig, devWatchPaths } from './dev.ts';

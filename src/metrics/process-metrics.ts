@@ -15,7 +15,7 @@ const TOTAL_GAUGES = ['nodejs_active_handles_total', 'nodejs_active_requests_tot
  * prom-client samples the event loop's delay (`nodejs_eventloop_lag_*`) with a libuv timer every this
  * many ms: its default of 10 wakes an idle process 100 times a second. Once a second still records a
  * blocked loop (a late timer is a sample as long as the block); flotilla's per-worker delay gauges come
- * from the heartbeat's vitals (`src/cluster/vitals.ts`), sampled finely while the worker is busy.
+ * from the heartbeat's vitals (`src/process/vitals.ts`), sampled finely while the worker is busy.
  */
 export const EVENT_LOOP_MONITORING_MS = 1_000;
 

@@ -1,8 +1,8 @@
 import type { Worker } from 'node:cluster';
 import { createServer, type Server, Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { answerOverloaded } from '../cluster/overloaded-reply.ts';
 import { msg } from '../ipc/protocol.ts';
+import { answerOverloaded } from '../process/overloaded-reply.ts';
 import { acceptQueued } from '../utils/accept-queued.ts';
 import { QueueCoDel, type QueueLimits } from './queue-codel.ts';
 import { WaitingConnection } from './waiting-connection.ts';

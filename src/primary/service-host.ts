@@ -1,8 +1,8 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
-import { isIdle } from '../cluster/vitals.ts';
 import { entryPoint } from '../entry-points.ts';
 import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PongMessage, type PublishMessage } from '../ipc/protocol.ts';
+import { isIdle } from '../process/vitals.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 

@@ -11,10 +11,6 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { App } from '../app/app.ts';
-import { describeServiceError } from '../cluster/boot-failure.ts';
-import { loadService } from '../cluster/load-service.ts';
-import { importPreloads } from '../cluster/preload.ts';
-import { Vitals } from '../cluster/vitals.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import type { FallbackValue } from '../config/interpolate.ts';
@@ -23,6 +19,10 @@ import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
 import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
+import { describeServiceError } from '../process/boot-failure.ts';
+import { loadService } from '../process/load-service.ts';
+import { importPreloads } from '../process/preload.ts';
+import { Vitals } from '../process/vitals.ts';
 import { encodePayload } from '../utils/payload.ts';
 import { ServicePart } from './service-part.ts';
 

@@ -1,6 +1,6 @@
 import type { Worker } from 'node:cluster';
-import { isIdle } from '../cluster/vitals.ts';
 import { msg, type PongMessage } from '../ipc/protocol.ts';
+import { isIdle } from '../process/vitals.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
 import type { PrimaryMetrics } from './primary-metrics.ts';
 import { type RecyclePolicy, type RecycleReason, Recycling } from './recycling.ts';

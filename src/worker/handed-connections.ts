@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import type { ConnectionSource } from '../app/transport/connection-source.ts';
-import { answerOverloaded } from '../cluster/overloaded-reply.ts';
+import { answerOverloaded } from '../process/overloaded-reply.ts';
 
 /**
  * The worker's end of the primary's connection hand-off (`cluster.balancing:

@@ -6,10 +6,11 @@
  * `--import` flags; the watchdog thread must not load an SDK). A preload
  * that throws is a boot failure the primary reports, as a service that throws.
  */
-import { importPreloads } from '../cluster/preload.ts';
-import { decodeWorkerStart, WORKER_ENV } from '../cluster/worker-env.ts';
+
 import { entryPoint } from '../entry-points.ts';
 import { msg } from '../ipc/protocol.ts';
+import { importPreloads } from '../process/preload.ts';
+import { decodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
 
 const { config } = decodeWorkerStart(process.env[WORKER_ENV]);
 let failure: unknown;

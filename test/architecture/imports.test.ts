@@ -10,18 +10,18 @@ const SRC = resolve(import.meta.dirname, '../../src');
 
 /** Which top-level folders of src/ each folder must not import (ARCHITECTURE.md, "Processes and threads"). */
 const FORBIDDEN: Record<string, readonly string[]> = {
-  app: ['primary', 'worker', 'cli', 'ipc', 'cluster'],
+  app: ['primary', 'worker', 'cli', 'ipc', 'process'],
   worker: ['primary', 'cli'],
   primary: ['worker', 'cli'],
   ipc: ['app', 'primary', 'worker', 'cli', 'config'],
-  config: ['app', 'primary', 'worker', 'cli', 'ipc', 'cluster', 'coordination'],
+  config: ['app', 'primary', 'worker', 'cli', 'ipc', 'process', 'coordination'],
   cluster: ['primary', 'worker', 'cli'],
   errors: ['app', 'primary', 'worker', 'cli'],
   metrics: ['app', 'primary', 'worker', 'cli'],
   scheduler: ['app', 'primary', 'worker', 'cli'],
-  coordination: ['app', 'primary', 'worker', 'cli', 'ipc', 'cluster'],
-  migrations: ['app', 'primary', 'worker', 'cli', 'ipc', 'cluster', 'config', 'coordination'],
-  utils: ['app', 'primary', 'worker', 'cli', 'ipc', 'config', 'cluster', 'coordination', 'errors', 'metrics', 'scheduler', 'i18n'],
+  coordination: ['app', 'primary', 'worker', 'cli', 'ipc', 'process'],
+  migrations: ['app', 'primary', 'worker', 'cli', 'ipc', 'process', 'config', 'coordination'],
+  utils: ['app', 'primary', 'worker', 'cli', 'ipc', 'config', 'process', 'coordination', 'errors', 'metrics', 'scheduler', 'i18n'],
 };
 
 /**

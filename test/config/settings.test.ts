@@ -2,10 +2,10 @@ import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { App } from '../../src/app/app.ts';
 import { defineService } from '../../src/app/define-service.ts';
-import { loadService } from '../../src/cluster/load-service.ts';
 import { ConfigError } from '../../src/config/config-error.ts';
 import { adoptSettings, checkSettings, redactSettings, settingsOf, undeclaredSettings } from '../../src/config/settings.ts';
 import { FlotillaError } from '../../src/errors/flotilla-error.ts';
+import { loadService } from '../../src/process/load-service.ts';
 import { sink } from '../helpers/sink.ts';
 
 const PLAIN_SERVICE = fileURLToPath(new URL('../fixtures/settings/plain-service.ts', import.meta.url));

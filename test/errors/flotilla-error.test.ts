@@ -11,14 +11,14 @@ import type { Route } from '../../src/app/core/route.ts';
 import { defineService } from '../../src/app/define-service.ts';
 import { prettyStream } from '../../src/app/observability/pretty-stream.ts';
 import { parseCli } from '../../src/cli/args.ts';
-import { loadService } from '../../src/cluster/load-service.ts';
-import { decodeWorkerStart } from '../../src/cluster/worker-env.ts';
 import { importClient } from '../../src/coordination/import-client.ts';
 import { createError, FLOTILLA_ERRORS, FlotillaError, type FlotillaErrorCode } from '../../src/errors/flotilla-error.ts';
 import { KError } from '../../src/errors/k-error.ts';
 import * as flotilla from '../../src/index.ts';
 import { PromMetricsCollector } from '../../src/metrics/prom-collector.ts';
 import { migrate } from '../../src/migrations/migrate.ts';
+import { loadService } from '../../src/process/load-service.ts';
+import { decodeWorkerStart } from '../../src/process/worker-env.ts';
 import { type CronJob, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
 import { controller, testApp } from '../helpers/app.ts';
 

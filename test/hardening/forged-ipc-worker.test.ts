@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, fork } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { encodeWorkerStart, WORKER_ENV } from '../../src/cluster/worker-env.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
 import { describeInvalid, isWorkerMessage, msg } from '../../src/ipc/protocol.ts';
+import { encodeWorkerStart, WORKER_ENV } from '../../src/process/worker-env.ts';
 import { get } from '../helpers/cluster.ts';
 
 /**

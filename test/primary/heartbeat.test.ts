@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isIdle } from '../../src/cluster/vitals.ts';
 import { staleAfterMs } from '../../src/primary/cluster-exposition.ts';
 import { Heartbeat, idleIntervalMs } from '../../src/primary/heartbeat.ts';
+import { isIdle } from '../../src/process/vitals.ts';
 
 const policy = { intervalMs: 1_000, timeoutMs: 10_000 };
 

@@ -48,7 +48,7 @@ export function setSecurityHeaders(res: ServerResponse, list: readonly HeaderPai
 /**
  * The same headers as raw head lines (`Name: value\r\n` each), for the answers written straight to a
  * socket: a malformed request's problem (`server.ts`) and the `OVERLOADED` 503 of a connection no
- * worker takes (`src/cluster/overloaded-reply.ts`).
+ * worker takes (`src/process/overloaded-reply.ts`).
  *
  * @example
  * socket.end(`HTTP/1.1 503 Service Unavailable\r\n${headerLines(list)}Content-Length: 0\r\n\r\n`);

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { headerLines, securityHeaderList } from '../../../src/app/headers/security-headers.ts';
-import { answerOverloaded } from '../../../src/cluster/overloaded-reply.ts';
 import { DEFAULTS } from '../../../src/config/defaults.ts';
 import type { KConfig } from '../../../src/config/types.ts';
 import { KError } from '../../../src/errors/k-error.ts';
+import { answerOverloaded } from '../../../src/process/overloaded-reply.ts';
 import { controller, serve, testApp } from '../../helpers/app.ts';
 
 const DEFAULT_HEADERS = {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
-import { importPreloads, PreloadError } from '../../src/cluster/preload.ts';
 import { loadConfigFile } from '../../src/config/load-file.ts';
+import { importPreloads, PreloadError } from '../../src/process/preload.ts';
 import { tempFiles } from '../helpers/cluster.ts';
 
 test('importPreloads imports each module in order; a throw is a PreloadError naming the module', async (t: TestContext) => {
