@@ -1,7 +1,16 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 import { entryPoint } from '../entry-points.ts';
-import { type BootFailedMessage, isWorkerMessage, type MetricFamily, msg, type PongMessage, type PublishMessage } from '../ipc/protocol.ts';
+import { dispatcher, ignore } from '../ipc/dispatch.ts';
+import {
+  type BootFailedMessage,
+  isWorkerMessage,
+  type MetricFamily,
+  msg,
+  type PongMessage,
+  type PublishMessage,
+  type WorkerMessage,
+} from '../ipc/protocol.ts';
 import { isIdle } from '../process/vitals.ts';
 import { Backoff, type BackoffPolicy } from './backoff.ts';
 import { Heartbeat, type HeartbeatPolicy } from './heartbeat.ts';
@@ -120,29 +129,44 @@ export class ServiceHost {
     const generation = this.#started++;
     let failure: unknown;
     let lastPong: PongMessage | undefined;
-    thread.on('message', (message: unknown) => {
-      if (!isWorkerMessage(message)) return;
-      if (message.type === 'flotilla:pong') {
+    // the thread speaks the workers' protocol; what only a worker process sends never comes from it
+    const fromThread = dispatcher<WorkerMessage>({
+      'flotilla:pong': (message) => {
         this.#heartbeat.answered(thread, Date.now(), isIdle(lastPong, message));
         lastPong = message;
         this.#o.onAlive?.(generation);
-      } else if (message.type === 'flotilla:metrics') {
+      },
+      'flotilla:metrics': (message) => {
         if (this.#startedAt === 0) {
           this.#startedAt = Date.now();
           this.#heartbeat.watch(thread);
         }
         this.#o.onMetrics(generation, message.metrics);
-      } else if (message.type === 'flotilla:shutdown-complete') this.#clean &&= message.ok;
-      else if (message.type === 'flotilla:service-ready') this.#o.onReady?.(generation);
-      else if (message.type === 'flotilla:publish') this.#o.onPublish?.(message);
-      else if (message.type === 'flotilla:boot-failed') {
+      },
+      'flotilla:shutdown-complete': (message) => {
+        this.#clean &&= message.ok;
+      },
+      'flotilla:service-ready': () => this.#o.onReady?.(generation),
+      'flotilla:publish': (message) => this.#o.onPublish?.(message),
+      'flotilla:boot-failed': (message) => {
         this.#bootFailed = true;
         this.#o.onBootFailed?.(message);
-      } else if (message.type === 'flotilla:service-idle') {
+      },
+      'flotilla:service-idle': () => {
         this.#idle = true;
         this.#heartbeat.unwatch(thread);
         logger.info('the service registers no scheduler and no shutdown hook for the primary: its thread ends');
-      }
+      },
+      'flotilla:listening': ignore,
+      'flotilla:fatal': ignore,
+      'flotilla:handoff-ack': ignore,
+      'flotilla:await-serve': ignore,
+      'flotilla:first-request': ignore,
+      'flotilla:rate-limit-hits': ignore,
+      'flotilla:session': ignore,
+    });
+    thread.on('message', (message: unknown) => {
+      if (isWorkerMessage(message)) fromThread(message, undefined);
     });
     thread.on('error', (error) => {
       failure = error;
