@@ -15,6 +15,7 @@ import type { CounterStore } from '../coordination/counter-store.ts';
 import { ReplicaTopics, type TopicTransport } from '../coordination/replica-topics.ts';
 import type { SessionStore } from '../coordination/session-store.ts';
 import { openSessionStore } from '../coordination/session-stores.ts';
+import { startSchedulers } from '../coordination/start.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
@@ -188,35 +189,41 @@ export class App implements Registrar {
         ? undefined
         : new TlsCertificates(tls, this.logger, { watch: watchCertificates, registry: watchCertificates ? this.#registry : undefined });
     this.#lifecycle = new Lifecycle({
-      tls: this.#tls,
-      wire: this.#wire,
       config: this.config,
       logger: this.logger,
-      tracer: () => this.#host.tracer,
       role: this.role,
-      handler: this.#handler,
-      admission: this.#admission,
-      upgrade: upgradeListener(this.#handler),
-      sockets: () => this.#hub?.idle() ?? Promise.resolve(),
-      replicas,
-      inFlight: this.#inFlight,
-      deadline: this.#deadline,
-      drain: this.#drain,
-      hooks: this.#hooks,
-      schedulers: this.#schedulers,
-      startHooks: this.#startHooks,
-      registry: this.#registry,
-      servesMetrics: serveMetrics,
-      handleSignals: options.handleSignals ?? true,
-      reusePort: options.reusePort ?? false,
-      source: options.connections,
-      // the App has closed: no timer of its own may outlive it
-      closed: () => {
-        this.#admission?.stop();
-        this.#host.timeouts.stop();
-        this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
-        this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
+      binding: {
+        handler: this.#handler,
+        admission: this.#admission,
+        upgrade: upgradeListener(this.#handler),
+        reusePort: options.reusePort ?? false,
+        source: options.connections,
+        wire: this.#wire,
       },
+      tls: this.#tls,
+      start: {
+        hooks: this.#startHooks,
+        // the tracer is read once the App binds: `setTracer` may swap it before `listen`
+        schedulers: () =>
+          startSchedulers(this.#schedulers, { logger: this.logger, registry: this.#registry, tracer: this.#host.tracer }, this.config),
+      },
+      shutdown: {
+        inFlight: this.#inFlight,
+        deadline: this.#deadline,
+        drain: this.#drain,
+        hooks: this.#hooks,
+        sockets: () => this.#hub?.idle() ?? Promise.resolve(),
+        // the App has closed: no timer of its own may outlive it
+        closed: () => {
+          this.#admission?.stop();
+          this.#host.timeouts.stop();
+          this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
+          this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
+        },
+      },
+      metricsEndpoint: serveMetrics ? this.#registry : undefined,
+      handleSignals: options.handleSignals ?? true,
+      replicas,
     });
     const { docs } = this.config;
     // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health

@@ -1,95 +1,66 @@
-import type { IncomingMessage, Server } from 'node:http';
-import type { Duplex } from 'node:stream';
-import type { Tracer } from '@opentelemetry/api';
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { ResolvedConfig } from '../../config/types.ts';
-import { type RunningSchedulers, startSchedulers } from '../../coordination/start.ts';
 import { createError } from '../../errors/flotilla-error.ts';
-import { serveMetrics } from '../../metrics/endpoint.ts';
-import type { WireMetrics } from '../../metrics/protocol-metrics.ts';
 import type { Scheduler } from '../../scheduler/scheduler.ts';
-import { listen } from '../../utils/listen.ts';
-import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../../utils/shutdown-signals.ts';
-import type { TlsMaterial } from '../../utils/tls-files.ts';
 import type { InFlight } from '../overload/in-flight.ts';
-import type { ConnectionSource } from '../transport/connection-source.ts';
-import { ConnectionTracker } from '../transport/connections.ts';
-import { createFront, type Front } from '../transport/front.ts';
-import type { ArrivalShedding, QueuedHandler } from '../transport/request-queue.ts';
+import type { ConnectionTracker } from '../transport/connections.ts';
+import type { Front } from '../transport/front.ts';
+import { type BindingParts, bind, type TlsPart } from './binding.ts';
+import { openMetricsEndpoint } from './metrics-endpoint.ts';
+import type { StartedSchedulers, StartSchedulers } from './schedulers.ts';
 import { runShutdown, type ShutdownHook } from './shutdown.ts';
+import { trapAppSignals } from './signals.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
 
+export type { BindingParts, TlsPart } from './binding.ts';
+
+/** What the App hands its lifecycle, grouped by the phase that reads it. */
 export interface LifecycleParts {
-  config: ResolvedConfig;
-  logger: Logger;
-  /** The tracer schedulers get (the App's, which `setTracer` may swap before `listen`). */
-  tracer(): Tracer;
+  readonly config: ResolvedConfig;
+  readonly logger: Logger;
   /** Where the setup runs, for the "listening" log line. */
-  role: string;
-  handler: QueuedHandler;
-  /** The App's admission control (`overload.enabled`), which the request queue asks while it sheds. */
-  admission: ArrivalShedding | undefined;
-  /** The server's `upgrade` listener: upgrade requests through the same pipeline (src/app/websocket/websocket-route.ts). */
-  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
-  /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
-  sockets: () => Promise<void>;
-  /** Publishes to and from the other replicas (a standalone App with `coordination.url`): opened by `listen`, closed after the hooks. */
-  replicas?: { start(): Promise<void>; close(): Promise<void> } | undefined;
-  inFlight: InFlight;
-  deadline: AbortController;
-  /** Aborted when draining starts: long-lived responses (event streams) end then, before the hooks run. */
-  drain: AbortController;
-  hooks: readonly ShutdownHook[];
-  schedulers: readonly Scheduler[];
-  /** `beforeServe` hooks: run before the server binds. */
-  startHooks: readonly StartHook[];
-  registry: Registry;
-  servesMetrics: boolean;
-  handleSignals: boolean;
-  /** Listen on a SO_REUSEPORT socket of this process's own (see `AppOptions.reusePort`). */
-  reusePort: boolean;
-  /** Bind nothing: serve the connections this source hands over (see `AppOptions.connections`). */
-  source: ConnectionSource | undefined;
+  readonly role: string;
+  /** What serves the App's port (binding.ts). */
+  readonly binding: BindingParts;
   /** The TLS certificate pair (`tls` in the config): its files read, and reloaded into the front. */
-  tls?: TlsPart | undefined;
-  /** Connections counted by protocol (an App with `tls` or `http2`). */
-  wire?: WireMetrics | undefined;
-  /** Called once the shutdown sequence is over: the App's own timers stop. */
-  closed?: () => void;
+  readonly tls?: TlsPart | undefined;
+  /** What runs around the binding, before and after it. */
+  readonly start: StartParts;
+  /** What the shutdown sequence ends, waits for and runs (shutdown.ts). */
+  readonly shutdown: ShutdownParts;
+  /** The registry a metrics endpoint of the App's own serves (metrics-endpoint.ts), or none. */
+  readonly metricsEndpoint: Registry | undefined;
+  /** Trap SIGINT and SIGTERM (signals.ts). */
+  readonly handleSignals: boolean;
+  /** Publishes to and from the other replicas (a standalone App with `coordination.url`): opened by `listen`, closed after the hooks. */
+  readonly replicas?: { start(): Promise<void>; close(): Promise<void> } | undefined;
 }
 
-/** What the lifecycle asks of the App's TLS certificates (see src/app/transport/tls-certificates.ts). */
-export interface TlsPart {
-  /** The pair the server starts with. */
-  material(): TlsMaterial;
-  /** From now on, a new pair goes to `front` (its new handshakes). */
-  attach(front: Front): void;
-  /** Stops watching the files. */
-  close(): void;
+/** What `listen` runs besides binding: the `beforeServe` hooks before it, the schedulers once bound. */
+export interface StartParts {
+  /** `beforeServe` hooks: run before the server binds. */
+  readonly hooks: readonly StartHook[];
+  /** Starts the schedulers once the server listens (schedulers.ts). */
+  readonly schedulers: StartSchedulers;
+}
+
+/** What the App's shutdown sequence ends, waits for and runs. */
+export interface ShutdownParts {
+  readonly inFlight: InFlight;
+  readonly deadline: AbortController;
+  /** Aborted when draining starts: long-lived responses (event streams) end then, before the hooks run. */
+  readonly drain: AbortController;
+  readonly hooks: readonly ShutdownHook[];
+  /** Resolves once no WebSocket is open: the shutdown waits for it with the requests in flight. */
+  readonly sockets: () => Promise<void>;
+  /** Called once the shutdown sequence is over: the App's own timers stop. */
+  readonly closed?: () => void;
 }
 
 type State = 'idle' | 'starting' | 'listening' | 'closing' | 'closed';
 const noop = () => {};
-
-/**
- * Serves what `source` hands over on `front`, which binds nothing: a connection is the server's
- * as if it had accepted it (its bytes read already come first), until the App has closed.
- */
-function serve(front: Front, source: ConnectionSource, lifecycle: { readonly state: State }): { host: string; port: number } {
-  // what node:http does on 'listening': it starts checking its connections' header and request timeouts
-  front.started();
-  source.open((socket, head) => {
-    if (lifecycle.state === 'closed') return false;
-    // what net.Server does to a connection it accepts, before its 'connection' event: node:http's
-    // servers turn Nagle's algorithm off (without it, a response written in two parts waits for the
-    // peer's delayed ACK: +40 ms at p99, a quarter less throughput on keep-alive connections)
-    socket.setNoDelay(true);
-    front.accept(socket, head);
-    return true;
-  });
-  return source.address;
-}
 
 /** Listening, readiness, and the road to the shutdown sequence; one per App. It owns `draining`. */
 export class Lifecycle {
@@ -105,7 +76,7 @@ export class Lifecycle {
   #untrap: (() => void) | undefined;
   #draining = false;
   #closingConnections = false;
-  #running: RunningSchedulers | undefined;
+  #running: StartedSchedulers | undefined;
   /** Aborts the `beforeServe` hooks when `close()` comes while they run. */
   readonly #starting = new AbortController();
   /** Port of the standalone metrics endpoint, once listening. */
@@ -132,7 +103,7 @@ export class Lifecycle {
     return this.#state;
   }
 
-  /** A scheduler's shutdown hook: through the coordination once started (`src/coordination/start.ts`), else its own `stop`. */
+  /** A scheduler's shutdown hook: through what started it once started (`StartSchedulers`), else its own `stop`. */
   stopScheduler(scheduler: Scheduler, signal: AbortSignal): Promise<void> | void {
     return this.#running === undefined ? scheduler.stop(signal) : this.#running.stop(scheduler, signal);
   }
@@ -144,52 +115,28 @@ export class Lifecycle {
   async listen(): Promise<void> {
     if (this.#state !== 'idle') throw createError('FLO_ERR_LISTEN_TWICE', { state: this.#state });
     this.#state = 'starting';
-    const { config, logger } = this.#parts;
+    const { config, logger, role, tls } = this.#parts;
     try {
-      await runStartHooks(this.#parts.startHooks, this.#starting.signal);
-      const { source, reusePort } = this.#parts;
-      const front = createFront(config, this.#parts.tls?.material(), logger);
+      await runStartHooks(this.#parts.start.hooks, this.#starting.signal);
+      const { front, connections, address } = await bind(config, logger, role, this.#parts.binding, tls, this);
       this.#front = front;
-      this.#parts.tls?.attach(front);
-      this.#connections = new ConnectionTracker(front, this.#parts.handler, {
-        // requests wait in a queue of ours, where admission control sees how long (see request-queue.ts)
-        queued: config.overload.enabled,
-        admission: this.#parts.admission,
-        // a cluster worker accepting from the socket its primary shares (`balancing: kernel`) may be the last to close it
-        ownQueue: reusePort || (this.#parts.role === 'worker' && source === undefined),
-        until: source?.ended,
-        upgrade: this.#parts.upgrade,
-        streamTimeoutMs: config.timeouts.socketMs,
-      });
-      const wire = this.#parts.wire;
-      if (wire !== undefined) {
-        front.onConnection(() => wire.connection('h1'));
-        front.onSession(() => wire.connection('h2'));
-      }
-      const address =
-        source === undefined ? await listen(front.listener, config.port, config.host, { reusePort }) : serve(front, source, this);
-      if (this.#parts.servesMetrics) {
-        const registry = this.#parts.registry;
-        const source = {
-          collect: () => registry.metrics(),
-          contentType: registry.contentType,
-          onError: (err: unknown) => logger.error({ err }, 'metrics collection failed'),
-        };
-        const endpoint = await serveMetrics(source, config.metrics);
+      this.#connections = connections;
+      const registry = this.#parts.metricsEndpoint;
+      if (registry !== undefined) {
+        const endpoint = await openMetricsEndpoint(registry, config.metrics, logger);
         this.#metricsServer = endpoint.server;
         this.metricsPort = endpoint.port;
       }
-      const env = { logger, registry: this.#parts.registry, tracer: this.#parts.tracer() };
-      this.#running = await startSchedulers(this.#parts.schedulers, env, config);
+      this.#running = await this.#parts.start.schedulers();
       await this.#parts.replicas?.start();
       if (this.#parts.handleSignals) this.#untrap = this.#trapSignals();
       this.#state = 'listening';
-      logger.info({ address, role: this.#parts.role }, `${config.serviceName} listening`);
+      logger.info({ address, role }, `${config.serviceName} listening`);
       this.#ready.resolve(address);
     } catch (error) {
       this.#ready.reject(error);
       this.#front?.close();
-      this.#parts.tls?.close();
+      tls?.close();
       this.#metricsServer?.close();
       this.#state = 'closed';
       throw error;
@@ -207,22 +154,23 @@ export class Lifecycle {
   }
 
   /**
-   * The sequence, within `shutdown.timeoutMs` or until `deadline` (epoch ms), whichever ends first.
+   * The sequence (shutdown.ts), within `shutdown.timeoutMs` or until `deadline` (epoch ms), whichever ends first.
    * `stayReady`: no health 503 and no drain delay (others go on serving: see `App.close`).
    */
   async #shutdown(deadline: number | undefined, stayReady: boolean): Promise<void> {
     this.#state = 'closing';
     this.#shutdownStarted = performance.now();
     const { config, logger } = this.#parts;
+    const parts = this.#parts.shutdown;
     const budgetMs = Math.min(config.shutdown.timeoutMs, deadline === undefined ? Infinity : Math.max(0, deadline - Date.now()));
     this.clean = await runShutdown({
       logger,
       front: this.#front,
       connections: this.#connections,
-      inFlight: this.#parts.inFlight,
-      sockets: this.#parts.sockets,
-      hooks: this.#parts.hooks,
-      deadline: this.#parts.deadline,
+      inFlight: parts.inFlight,
+      sockets: parts.sockets,
+      hooks: parts.hooks,
+      deadline: parts.deadline,
       budgetMs,
       drainDelayMs: stayReady ? 0 : config.shutdown.drainDelayMs,
       startDraining: () => {
@@ -231,12 +179,12 @@ export class Lifecycle {
         this.#closingConnections = true;
         // a retiring worker's event streams end too, and its WebSockets close with 1001: their clients
         // reconnect to the processes that stay
-        this.#parts.drain.abort();
+        parts.drain.abort();
       },
     });
     await this.#parts.replicas?.close().catch((err: unknown) => logger.warn({ err }, 'closing the topics coordinator failed'));
     this.#parts.tls?.close();
-    this.#parts.closed?.();
+    parts.closed?.();
     if (this.#metricsServer !== undefined) {
       this.#metricsServer.close();
       this.#metricsServer.closeAllConnections();
@@ -249,20 +197,13 @@ export class Lifecycle {
   /** First SIGINT/SIGTERM: graceful shutdown, then the process exits by the deadline at the latest. Second: exit at once. */
   #trapSignals(): () => void {
     const { logger, config } = this.#parts;
-    // the handlers stay while closing, so that a second signal still exits at once; close() drops them after
-    return trapShutdownSignals({
-      first: (signal) => {
-        logger.info({ signal }, 'signal received: shutting down');
-        this.close().then(() => {
-          const left = config.shutdown.timeoutMs - (performance.now() - this.#shutdownStarted);
-          process.exitCode = this.clean ? 0 : 1;
-          setTimeout(() => process.exit(), Math.max(left, 100)).unref();
-        });
+    const lifecycle = this;
+    return trapAppSignals(logger, {
+      close: () => this.close(),
+      get clean() {
+        return lifecycle.clean;
       },
-      again: (signal) => {
-        logger.warn({ signal }, 'second signal: exiting now');
-        process.exit(128 + SHUTDOWN_SIGNALS[signal]);
-      },
+      budgetLeftMs: () => config.shutdown.timeoutMs - (performance.now() - this.#shutdownStarted),
     });
   }
 }
