@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
+import { headerLines, securityHeaderList } from '../app/light-face.ts';
 import { settingsFallbacksOf } from '../config/fallback-secrets.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { Coordinator } from '../coordination/coordinator.ts';

@@ -10,7 +10,7 @@
  * `flotilla:shutdown-complete` after its hooks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { App } from '../app/app.ts';
+import { type App, ServicePart } from '../app/index.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import type { FallbackValue } from '../config/interpolate.ts';
@@ -24,7 +24,6 @@ import { loadService } from '../process/load-service.ts';
 import { importPreloads } from '../process/preload.ts';
 import { Vitals } from '../process/vitals.ts';
 import { encodePayload } from '../utils/payload.ts';
-import { ServicePart } from './service-part.ts';
 
 /** What the service host hands the thread. */
 export interface ServiceThreadData {
@@ -100,7 +99,7 @@ port.on('message', (message: unknown) => {
 });
 
 try {
-  // the setup is typed for an App; the part has its registration API (see service-part.ts)
+  // the setup is typed for an App; the part has its registration API (see src/app/service-part.ts)
   await (await loadService<App>(servicePath))(part as unknown as App);
 } catch (error) {
   if (error instanceof ConfigError && configFile !== undefined) bootFailed('config', locateProblems(configFile, error.problems).message);

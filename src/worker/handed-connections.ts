@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import type { ConnectionSource } from '../app/transport/connection-source.ts';
+import type { ConnectionSource } from '../app/index.ts';
 import { answerOverloaded } from '../process/overloaded-reply.ts';
 
 /**

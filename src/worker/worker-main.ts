@@ -1,7 +1,5 @@
 import cluster from 'node:cluster';
-import { App } from '../app/app.ts';
-import { headerLines, securityHeaderList } from '../app/headers/security-headers.ts';
-import { awaitsStartHooks } from '../app/lifecycle/start-hooks.ts';
+import { App, awaitsStartHooks, headerLines, securityHeaderList } from '../app/index.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import { locateProblems } from '../config/load-file.ts';

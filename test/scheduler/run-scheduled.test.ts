@@ -1,8 +1,8 @@
 import { describe, type TestContext, test } from 'node:test';
 import { currentContext } from '../../src/app/core/current-context.ts';
+import { ServicePart } from '../../src/app/service-part.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
 import { FlotillaError } from '../../src/errors/flotilla-error.ts';
-import { ServicePart } from '../../src/primary/service-part.ts';
 import { type CronFire, CronScheduler } from '../../src/scheduler/cron-scheduler.ts';
 import { gate, serve, testApp } from '../helpers/app.ts';
 

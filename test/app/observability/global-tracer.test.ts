@@ -2,8 +2,8 @@ import { type TestContext, test } from 'node:test';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { GlobalTracer } from '../../../src/app/observability/global-tracer.ts';
+import { ServicePart } from '../../../src/app/service-part.ts';
 import { resolveConfig } from '../../../src/config/validate.ts';
-import { ServicePart } from '../../../src/primary/service-part.ts';
 import { testApp } from '../../helpers/app.ts';
 
 function sdk(): { provider: TracerProvider; exporter: InMemorySpanExporter } {

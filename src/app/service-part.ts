@@ -1,16 +1,6 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
-import { Group, groupArgs } from '../app/core/group.ts';
-import type { Controller, GroupArgs, HealthChecker, Module, Registrar } from '../app/core/registrar.ts';
-import type { ErrorHandler, NotFoundHandler, RequestHook, Route } from '../app/core/route.ts';
-import { runShutdown, type ShutdownHook } from '../app/lifecycle/shutdown.ts';
-import { checkStartHook, runStartHooks, type StartHook } from '../app/lifecycle/start-hooks.ts';
-import { GlobalTracer } from '../app/observability/global-tracer.ts';
-import { createLogger } from '../app/observability/logger.ts';
-import { InFlight } from '../app/overload/in-flight.ts';
-import type { StaticOptions } from '../app/static/static-options.ts';
-import { publishedPayload } from '../app/websocket/topic-transport.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { TopicPayload } from '../coordination/replica-topics.ts';
@@ -19,10 +9,20 @@ import { createError, describeValue } from '../errors/flotilla-error.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
+import { Group, groupArgs } from './core/group.ts';
+import type { Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
+import type { ErrorHandler, NotFoundHandler, RequestHook, Route } from './core/route.ts';
+import { runShutdown, type ShutdownHook } from './lifecycle/shutdown.ts';
+import { checkStartHook, runStartHooks, type StartHook } from './lifecycle/start-hooks.ts';
+import { GlobalTracer } from './observability/global-tracer.ts';
+import { createLogger } from './observability/logger.ts';
+import { InFlight } from './overload/in-flight.ts';
+import type { StaticOptions } from './static/static-options.ts';
+import { publishedPayload } from './websocket/topic-transport.ts';
 
 /**
  * What the service's setup is given in the cluster's primary (in its service
- * thread, `service-thread.ts`), with `role === 'primary'`: the registration
+ * thread, `src/primary/service-thread.ts`), with `role === 'primary'`: the registration
  * API of an App, of which only schedulers, `beforeServe` hooks and shutdown hooks take effect.
  * Routes, controllers, groups and health checkers are accepted and dropped:
  * the workers serve them. No router, validators or docs are built here.

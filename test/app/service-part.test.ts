@@ -1,7 +1,7 @@
 import { type TestContext, test } from 'node:test';
 import type { App } from '../../src/app/app.ts';
+import { ServicePart } from '../../src/app/service-part.ts';
 import { resolveConfig } from '../../src/config/validate.ts';
-import { ServicePart } from '../../src/primary/service-part.ts';
 
 const config = resolveConfig({ logging: { level: 'silent' }, shutdown: { timeoutMs: 500 } });
 
