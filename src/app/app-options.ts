@@ -1,9 +1,9 @@
 import type { DestinationStream } from 'pino';
-import type { KConfig } from '../config/types.ts';
+import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
 import type { TopicTransport } from '../coordination/replica-topics.ts';
 import type { SessionStore } from '../coordination/session-store.ts';
-import type { RateLimitOptions } from './core/rate-limit-policy.ts';
+import { type RateLimitOptions, type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole } from './core/registrar.ts';
 import type { ConnectionSource } from './transport/connection-source.ts';
 
@@ -77,4 +77,17 @@ export function splitRateLimitKey(config: KConfig | AppConfig | undefined): { pl
   }
   const { key, ...rest } = limit;
   return { plain: { ...config, rateLimit: rest } as KConfig, key };
+}
+
+/**
+ * The App's own rate limit: `rateLimit` of the resolved config, with the `key` function given in
+ * code (see {@link splitRateLimitKey}); every route's unless its group or itself sets one.
+ *
+ * @example
+ * const { plain, key } = splitRateLimitKey(config);
+ * const policy = appRateLimit(resolveConfig(plain ?? {}), key);
+ */
+export function appRateLimit(config: ResolvedConfig, key: unknown): RateLimitPolicy | false | undefined {
+  const own = config.rateLimit;
+  return rateLimitPolicy(own === undefined ? undefined : { ...own, ...(key === undefined ? {} : { key }) }, 'default', 'the App');
 }

@@ -1,65 +1,27 @@
-import { setMaxListeners } from 'node:events';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Tracer } from '@opentelemetry/api';
 import type FindMyWay from 'find-my-way';
 import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
 import type { Logger } from 'pino';
-import { type Counter, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { WebSocket } from 'ws';
-import { checkSecurity } from '../config/security-requirements.ts';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
-import { resolveConfig } from '../config/validate.ts';
-import type { CounterStore } from '../coordination/counter-store.ts';
-import { ReplicaTopics, type TopicTransport } from '../coordination/replica-topics.ts';
-import type { SessionStore } from '../coordination/session-store.ts';
-import { openSessionStore } from '../coordination/session-stores.ts';
-import { startSchedulers } from '../coordination/start.ts';
-import { createError, describeValue } from '../errors/flotilla-error.ts';
-import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
-import { registerProcessMetrics } from '../metrics/process-metrics.ts';
-import { PromMetricsCollector } from '../metrics/prom-collector.ts';
-import { WireMetrics } from '../metrics/protocol-metrics.ts';
-import { shedCounter } from '../metrics/shed-metrics.ts';
-import { publishCounter } from '../metrics/websocket-metrics.ts';
-import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
-import { type AppConfig, type AppOptions, splitRateLimitKey } from './app-options.ts';
-import { attachSocket } from './core/ctx.ts';
-import { type AddRoute, Group, groupArgs } from './core/group.ts';
-import { checkHook, type HookChain, type Seams } from './core/hooks.ts';
-import { createRequestHandler, type PipelineHost } from './core/pipeline.ts';
-import { type RateLimitPolicy, rateLimitPolicy } from './core/rate-limit-policy.ts';
+import type { AppConfig, AppOptions } from './app-options.ts';
+import { type AppParts, appParts } from './app-parts.ts';
+import { checkHook } from './core/hooks.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
-import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
+import type { ErrorHandler, NotFoundHandler, RequestHook } from './core/route.ts';
 import type { DocumentedRoute } from './core/route-schemas.ts';
-import { type RouteRegistration, Router } from './core/router.ts';
-import { healthRoute } from './health/health.ts';
-import { Lifecycle } from './lifecycle/lifecycle.ts';
 import type { ShutdownHook } from './lifecycle/shutdown.ts';
-import { checkStartHook, noteStartHooks, type StartHook } from './lifecycle/start-hooks.ts';
-import { GlobalTracer } from './observability/global-tracer.ts';
-import { createLogger } from './observability/logger.ts';
-import { buildOpenApi, type OpenApiDocument } from './openapi/openapi.ts';
-import { docsRoutes } from './openapi/swagger-ui.ts';
-import type { Admission } from './overload/admission.ts';
-import { appAdmission } from './overload/app-admission.ts';
-import { InFlight, type RequestRoutes } from './overload/in-flight.ts';
-import { appPipelineHost } from './pipeline-host.ts';
-import { appLimits } from './rate-limit/app-limits.ts';
-import { type LimiterHost, routeLimit } from './rate-limit/limiter.ts';
-import { staticRoutes } from './static/serve-static.ts';
+import type { StartHook } from './lifecycle/start-hooks.ts';
+import type { OpenApiDocument } from './openapi/openapi.ts';
+import type { RequestRoutes } from './overload/in-flight.ts';
 import type { StaticOptions } from './static/static-options.ts';
 import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
-import { TlsCertificates } from './transport/tls-certificates.ts';
 import type { GroupOf } from './typed/typed-group.ts';
-import { appHub } from './websocket/app-hub.ts';
-import { localTopics, publishedPayload } from './websocket/topic-transport.ts';
-import type { WebSocketHub } from './websocket/websocket-hub.ts';
-import { upgradeListener, webSocketHandler } from './websocket/websocket-route.ts';
 
 export type { AppConfig, AppOptions } from './app-options.ts';
 export type { AppRole } from './core/registrar.ts';
@@ -80,163 +42,17 @@ export class App implements Registrar {
   readonly config: ResolvedConfig;
   readonly role: AppRole;
   readonly logger: Logger;
-  readonly #router: Router;
-  readonly #inFlight = new InFlight();
-  readonly #deadline = new AbortController();
-  /** Every open event stream waits on it: no listener limit (see sse.ts, which removes its own). */
-  readonly #drain = withoutListenerLimit(new AbortController());
-  readonly #hooks: ShutdownHook[] = [];
-  readonly #schedulers: Scheduler[] = [];
-  readonly #checkers: HealthChecker[] = [];
-  readonly #requestHooks: RequestHook[] = [];
-  readonly #seams: Seams = {};
-  readonly #registry: Registry;
-  readonly #admission: Admission | undefined;
-  readonly #shed: Counter<'reason'> | undefined;
-  readonly #handler: ReturnType<typeof createRequestHandler>;
-  readonly #lifecycle: Lifecycle;
-  readonly #tls: TlsCertificates | undefined;
-  #wire: WireMetrics | undefined;
-  /** The request pipeline's host: `setMetricsCollector`, `setTracer` and `setTranslator` write into it. */
-  readonly #host: PipelineHost;
-  readonly #runSchedulers: boolean;
-  readonly #startHooks: StartHook[] = [];
-  #openapi: { version: string; document: OpenApiDocument } | undefined;
-  /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
-  readonly #rateLimit: RateLimitPolicy | false | undefined;
-  /** What the rate-limited routes share; made with the first one (a service without limits has no store). */
-  #limits: LimiterHost | undefined;
-  readonly #counterStore: CounterStore | undefined;
-  /** The sessions' store: the one given, or the config's once a request asks for its session. */
-  #sessionStore: SessionStore | undefined;
-  /** The open WebSockets; made with the first websocket route. */
-  #hub: WebSocketHub | undefined;
-  readonly #topics: TopicTransport;
-  #publishes: ((topic: string) => void) | undefined;
-  #published = 0;
+  /** The core and the features installed from the config (see `appParts`). */
+  readonly #parts: AppParts;
 
   constructor(config?: KConfig | AppConfig, options: AppOptions = {}) {
-    const { plain, key } = splitRateLimitKey(config);
-    this.config = resolveConfig(plain ?? {});
-    this.#counterStore = options.counterStore;
-    this.#sessionStore = options.sessionStore;
-    const own = this.config.rateLimit;
-    this.#rateLimit = rateLimitPolicy(
-      own === undefined ? undefined : { ...own, ...(key === undefined ? {} : { key }) },
-      'default',
-      'the App',
-    );
-    this.role = options.role ?? 'standalone';
-    this.logger = createLogger(this.config, options.logStream, options.logBindings);
-    const { limits, timeouts, overload } = this.config;
-    this.#router = new Router({
-      maxParamLength: limits.paramLength,
-      bodyLimit: limits.bodyBytes,
-      handlerMs: timeouts.handlerMs,
-      limiter: (policy, route) => {
-        this.#limits ??= appLimits({ config: this.config, logger: this.logger, registry: this.#registry, store: this.#counterStore });
-        return routeLimit(policy, route, this.#limits);
-      },
-    });
-    this.#registry = new Registry();
-    const serveMetrics = options.serveMetrics ?? config?.metrics !== undefined;
-    if (options.processMetrics ?? serveMetrics) registerProcessMetrics(this.#registry);
-    // the request metrics first: the registry's exposition keeps registration order
-    const metrics = this.config.metrics.enabled ? new PromMetricsCollector(this.#registry) : undefined;
-    if (this.config.metrics.enabled) {
-      this.#shed = shedCounter(this.#registry, ['overload', 'client-gone', 'handler-timeout']);
-    }
-    if (overload.enabled) this.#admission = appAdmission(this.config, this.logger, this.#registry);
-    // requests and connections by protocol: only where there is more than plain HTTP/1.1 to tell apart
-    if (this.config.tls !== undefined || this.config.http2)
-      this.#wire = new WireMetrics(this.config.metrics.enabled ? this.#registry : undefined, this.config.tls !== undefined);
-    this.#runSchedulers = options.runSchedulers ?? true;
-    const { i18n } = this.config;
-    this.#host = appPipelineHost({
-      config: this.config,
-      logger: this.logger,
-      router: this.#router,
-      inFlight: this.#inFlight,
-      drain: this.#drain.signal,
-      deadline: this.#deadline.signal,
-      requestHooks: this.#requestHooks,
-      seams: this.#seams,
-      wire: this.#wire,
-      admission: this.#admission,
-      shed: this.#shed,
-      sessionStore: () => {
-        this.#sessionStore ??= openSessionStore(this.config, this.logger);
-        return this.#sessionStore;
-      },
-      closingConnections: () => this.#lifecycle.closingConnections,
-      metrics,
-      tracer: new GlobalTracer(this.config.serviceName),
-      translator: i18n === undefined ? undefined : CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale),
-    });
-    this.#handler = createRequestHandler(this.#host);
-    // a standalone App with coordination.url reaches the other replicas itself; a cluster worker's go through its primary
-    const replicas =
-      options.topics === undefined && this.role === 'standalone' && this.config.coordination.url !== undefined
-        ? new ReplicaTopics(this.config, this.logger)
-        : undefined;
-    this.#topics = options.topics ?? replicas ?? localTopics();
-    this.#topics.open((topic, payload) => this.#hub?.deliver(topic, payload));
-    const tls = this.config.tls;
-    // a cluster worker's pair comes from its primary, which watches the files and exports their expiry once
-    const watchCertificates = options.watchCertificates ?? true;
-    this.#tls =
-      tls === undefined
-        ? undefined
-        : new TlsCertificates(tls, this.logger, { watch: watchCertificates, registry: watchCertificates ? this.#registry : undefined });
-    this.#lifecycle = new Lifecycle({
-      config: this.config,
-      logger: this.logger,
-      role: this.role,
-      binding: {
-        handler: this.#handler,
-        admission: this.#admission,
-        upgrade: upgradeListener(this.#handler),
-        reusePort: options.reusePort ?? false,
-        source: options.connections,
-        wire: this.#wire,
-      },
-      tls: this.#tls,
-      start: {
-        hooks: this.#startHooks,
-        // the tracer is read once the App binds: `setTracer` may swap it before `listen`
-        schedulers: () =>
-          startSchedulers(this.#schedulers, { logger: this.logger, registry: this.#registry, tracer: this.#host.tracer }, this.config),
-      },
-      shutdown: {
-        inFlight: this.#inFlight,
-        deadline: this.#deadline,
-        drain: this.#drain,
-        hooks: this.#hooks,
-        sockets: () => this.#hub?.idle() ?? Promise.resolve(),
-        // the App has closed: no timer of its own may outlive it
-        closed: () => {
-          this.#admission?.stop();
-          this.#host.timeouts.stop();
-          this.#limits?.store.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the rate-limit store failed'));
-          this.#sessionStore?.close().catch((error: unknown) => this.logger.warn({ err: error }, 'closing the session store failed'));
-        },
-      },
-      metricsEndpoint: serveMetrics ? this.#registry : undefined,
-      handleSignals: options.handleSignals ?? true,
-      replicas,
-    });
-    const { docs } = this.config;
-    // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health
-    // nor is it ever shed: a worker shedding load is still ready
-    if (!this.config.disableHealth) this.#addRoute(healthRoute('/health', this.#healthSource()), '', [], [], { exempt: true });
-    if (this.config.env !== 'production') {
-      for (const route of docsRoutes(docs.path, () => this.openapi())) this.#addRoute(route, '', [], []);
-    }
+    this.#parts = appParts(config, options);
+    ({ config: this.config, role: this.role, logger: this.logger } = this.#parts);
   }
 
   /** The find-my-way router underneath. */
   get engine(): FindMyWay.Instance<FindMyWay.HTTPVersion.V1> {
-    return this.#router.engine;
+    return this.#parts.router.engine;
   }
 
   /** The config's `settings`: validated, with the schema's defaults, once a `defineService({ settings, setup })` setup ran. */
@@ -246,21 +62,21 @@ export class App implements Registrar {
 
   /** The OpenTelemetry tracer: the one set with `setTracer`, else one named `serviceName` that follows the globally registered provider (`GlobalTracer`). Never undefined. */
   get tracer(): Tracer {
-    return this.#host.tracer;
+    return this.#parts.host.tracer;
   }
 
   /** The prom-client registry holding this App's metrics. */
   get registry(): Registry {
-    return this.#registry;
+    return this.#parts.registry;
   }
 
   /** Registered routes, full paths, in registration order; their schemas as JSON Schema (a library's derived one). */
   get routes(): readonly DocumentedRoute[] {
-    return this.#router.routes;
+    return this.#parts.router.routes;
   }
 
   registerController(controller: Controller): void {
-    for (const route of controller.routes()) this.#addRoute(route, '', [], [this.#requestHooks], { rateLimit: this.#rateLimit });
+    this.#parts.registerController(controller);
   }
 
   use(module: Module): void {
@@ -279,11 +95,7 @@ export class App implements Registrar {
    * notes.route({ method: 'GET', path: '/', handler: (ctx) => repo.list(ctx.state.user.id) }); // user: User
    */
   group<const Args extends GroupArgs>(prefix: string, ...args: Args): GroupOf<Args> {
-    const { options, middlewares } = groupArgs(prefix, args);
-    const add: AddRoute = (r, p, m, h, rateLimit) => this.#addRoute(r, p, m, h, { rateLimit });
-    const rateLimit = { option: options.rateLimit, inherited: this.#rateLimit };
-    const hooks = [this.#requestHooks];
-    return new Group(this, add, prefix, middlewares, hooks, options.security, rateLimit, options.onRequest) as GroupOf<Args>;
+    return this.#parts.group(this, prefix, args) as GroupOf<Args>;
   }
 
   /**
@@ -301,21 +113,13 @@ export class App implements Registrar {
    * app.serveStatic('/', 'dist', { spaFallback: 'index.html' });
    */
   serveStatic(prefix: string, dir: string, options?: StaticOptions): void {
-    const app = this;
-    const host = {
-      get notFoundHandler() {
-        return app.#seams.notFoundHandler;
-      },
-    };
-    for (const route of staticRoutes(prefix, dir, options, host)) {
-      this.#addRoute(route, '', [], [this.#requestHooks], { rateLimit: this.#rateLimit, mount: route.path.endsWith('/*') });
-    }
+    this.#parts.serveStatic(prefix, dir, options);
   }
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
   onRequest(hook: RequestHook): void {
     checkHook(hook, 'onRequest');
-    this.#requestHooks.push(hook);
+    this.#parts.requestHooks.push(hook);
   }
 
   /**
@@ -329,35 +133,29 @@ export class App implements Registrar {
    * app.publish('books', { id: book.id, title: book.title });
    */
   publish(topic: string, data: unknown): void {
-    const payload = publishedPayload(topic, data, this.config.websockets.maxMessageBytes);
-    if (this.config.metrics.enabled) {
-      this.#publishes ??= publishCounter(this.#registry, this.config.websockets.metricTopics);
-      this.#publishes(topic);
-    }
-    this.#published++;
-    this.#topics.publish(topic, payload);
+    this.#parts.sockets.publish(topic, data);
   }
 
   /** Maps errors before the default boundary turns them into problems (see `ErrorHandler`); one per App. */
   setErrorHandler(handler: ErrorHandler): void {
     checkHook(handler, 'setErrorHandler');
-    this.#seams.errorHandler = handler;
+    this.#parts.seams.errorHandler = handler;
   }
 
   /** Answers a path no route matches, instead of the default 404 problem (see `NotFoundHandler`). */
   setNotFoundHandler(handler: NotFoundHandler): void {
     checkHook(handler, 'setNotFoundHandler');
-    this.#seams.notFoundHandler = handler;
+    this.#parts.seams.notFoundHandler = handler;
   }
 
   /** Starts the server; resolves after the graceful shutdown triggered by SIGINT/SIGTERM or `close()`. */
   listen(): Promise<void> {
-    return this.#lifecycle.listen();
+    return this.#parts.lifecycle.listen();
   }
 
   /** Resolves with the bound address once listening; rejects if listening failed. */
   ready(): Promise<{ host: string; port: number }> {
-    return this.#lifecycle.ready();
+    return this.#parts.lifecycle.ready();
   }
 
   /**
@@ -368,7 +166,7 @@ export class App implements Registrar {
    * while others go on serving (a cluster worker retired by a rolling restart).
    */
   close(options: { deadline?: number | undefined; stayReady?: boolean } = {}): Promise<void> {
-    return this.#lifecycle.close(options.deadline, options.stayReady === true);
+    return this.#parts.lifecycle.close(options.deadline, options.stayReady === true);
   }
 
   /**
@@ -380,12 +178,12 @@ export class App implements Registrar {
    * app.useCertificates({ cert: readFileSync('tls.crt', 'utf8'), key: readFileSync('tls.key', 'utf8') });
    */
   useCertificates(material: { cert: string; key: string; ca?: string | undefined }): boolean {
-    return this.#tls?.use(material) ?? false;
+    return this.#parts.tls?.use(material) ?? false;
   }
 
   /** The port of the standalone App's own metrics endpoint (when `metrics` is configured), once listening. */
   get metricsPort(): number | undefined {
-    return this.#lifecycle.metricsPort;
+    return this.#parts.lifecycle.metricsPort;
   }
 
   /**
@@ -393,12 +191,12 @@ export class App implements Registrar {
    * cluster worker pushes its metrics when it changed, as it does when requests start or end.
    */
   get socketActivity(): number {
-    return (this.#hub?.activity ?? 0) + this.#published;
+    return this.#parts.sockets.activity;
   }
 
   /** Whether the last shutdown finished inside the budget with no failing hook. */
   get cleanShutdown(): boolean {
-    return this.#lifecycle.clean;
+    return this.#parts.lifecycle.clean;
   }
 
   /**
@@ -410,7 +208,7 @@ export class App implements Registrar {
    * app.requestRoutes(); // { inFlight: ['/books/:id'], last: '/health' }
    */
   requestRoutes(): RequestRoutes {
-    return this.#inFlight.routes();
+    return this.#parts.inFlight.routes();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -419,20 +217,20 @@ export class App implements Registrar {
 
   /** Registers a shutdown hook; hooks run in registration order and share one signal that aborts when the budget is spent. */
   onShutdown(hook: ShutdownHook): void {
-    if (typeof hook !== 'function') throw createError('FLO_ERR_BAD_HOOK', { owner: 'onShutdown', got: describeValue(hook) });
-    this.#hooks.push(hook);
+    checkHook(hook, 'onShutdown');
+    this.#parts.shutdownHooks.push(hook);
   }
 
   setMetricsCollector(collector: MetricsCollector): void {
-    this.#host.metrics = collector;
+    this.#parts.host.metrics = collector;
   }
 
   setTracer(tracer: Tracer): void {
-    this.#host.tracer = tracer;
+    this.#parts.host.tracer = tracer;
   }
 
   setTranslator(translator: Translator): void {
-    this.#host.scope.translator = translator;
+    this.#parts.host.scope.translator = translator;
   }
 
   /**
@@ -441,9 +239,7 @@ export class App implements Registrar {
    * its schedulers once, in the primary.
    */
   registerScheduler(scheduler: Scheduler): void {
-    if (!this.#runSchedulers) return;
-    this.#schedulers.push(scheduler);
-    this.onShutdown((signal) => this.#lifecycle.stopScheduler(scheduler, signal));
+    this.#parts.registerScheduler(scheduler);
   }
 
   /**
@@ -460,11 +256,7 @@ export class App implements Registrar {
    * await app.runScheduled('purge'); // in a test: no waiting for 03:00
    */
   runScheduled(name: string): Promise<void> {
-    if (!this.#runSchedulers) {
-      const reason = 'this App runs no scheduler (runSchedulers: false; in a cluster worker, the primary runs them)';
-      return Promise.reject(createError('FLO_ERR_JOB_NOT_RUNNABLE', { name: JSON.stringify(name), reason }));
-    }
-    return runScheduledJob(this.#schedulers, name);
+    return this.#parts.runScheduled(name);
   }
 
   /**
@@ -479,26 +271,16 @@ export class App implements Registrar {
    * app.beforeServe((signal) => migrate(db, signal)); // once per cluster, before the workers serve
    */
   beforeServe(hook: StartHook): void {
-    checkStartHook(hook);
-    if (!this.#runSchedulers) {
-      noteStartHooks(this);
-      return;
-    }
-    this.#startHooks.push(hook);
+    this.#parts.beforeServe(hook, this);
   }
 
   registerHealthChecker(checker: HealthChecker): void {
-    if (typeof checker?.check !== 'function' || typeof checker.name !== 'string' || checker.name === '') {
-      throw createError('FLO_ERR_BAD_HEALTH_CHECKER');
-    }
-    if (this.#checkers.some((c) => c.name === checker.name)) throw createError('FLO_ERR_DUPLICATE_HEALTH_CHECKER', { name: checker.name });
-    this.#checkers.push(checker);
+    this.#parts.addChecker(checker);
   }
 
   /** Runs a request through the whole pipeline without a socket (light-my-request). */
   inject(request: InjectOptions | string): Promise<InjectResponse> {
-    // loaded on first use: production processes never inject, and every module adds to a worker's start-up
-    return import('light-my-request').then(({ default: injectRequest }) => injectRequest(this.#handler, request));
+    return this.#parts.inject(request);
   }
 
   /**
@@ -515,64 +297,14 @@ export class App implements Registrar {
    * socket.send('hi');
    * const [reply] = await once(socket, 'message'); // from node:events
    */
-  async injectWebSocket(path: string, options?: InjectWebSocketOptions): Promise<WebSocket> {
-    // loaded on first use, as inject's light-my-request: production processes never call it
-    const { injectWebSocket } = await import('./transport/inject-websocket.ts');
-    return injectWebSocket({ config: this.config, handler: this.#handler, upgrade: upgradeListener(this.#handler) }, path, options);
+  injectWebSocket(path: string, options?: InjectWebSocketOptions): Promise<WebSocket> {
+    return this.#parts.injectWebSocket(path, options);
   }
 
   /** The OpenAPI 3.1 document of the registered routes (rebuilt when routes or documented hooks were added since). */
   openapi(): OpenApiDocument {
-    const { routes, hooks } = this.#router.documentedRoutes();
-    const version = `${this.#router.version}/${hooks}`;
-    if (this.#openapi?.version !== version) this.#openapi = { version, document: buildOpenApi(this.config, routes) };
-    return this.#openapi.document;
-  }
-
-  #addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void {
-    // a route's `security` names the config's schemes: refused before it is routed, as a bad pattern is
-    if (typeof route === 'object' && route !== null && route.security !== undefined) {
-      const where = `route ${String(route.method)} ${joinPath(prefix, String(route.path))}`;
-      checkSecurity(route.security, this.config.docs.securitySchemes, where);
-    }
-    let served = route;
-    if (typeof route === 'object' && route !== null && route.websocket !== undefined) {
-      const hub = this.#webSockets();
-      served = { ...route, handler: webSocketHandler(route, () => hub, attachSocket) };
-    }
-    this.#router.add(served, prefix, middlewares, hooks, registration);
-  }
-
-  /** The hub of this App's WebSockets, made (and its metrics registered) on first use. */
-  #webSockets(): WebSocketHub {
-    const { state } = this.#lifecycle;
-    this.#hub ??= appHub({
-      config: this.config,
-      logger: this.logger,
-      registry: this.#registry,
-      drain: this.#drain.signal,
-      deadline: this.#deadline.signal,
-      closing: state === 'closing' || state === 'closed',
-    });
-    return this.#hub;
-  }
-
-  #healthSource() {
-    const app = this;
-    return {
-      checkers: this.#checkers,
-      timeoutMs: this.config.health.timeoutMs,
-      production: this.config.env === 'production',
-      get draining() {
-        return app.#lifecycle.draining;
-      },
-    };
+    return this.#parts.openapi();
   }
 }
 
-export type { AddressInfo, InjectResponse, Server };
-
-function withoutListenerLimit(controller: AbortController): AbortController {
-  setMaxListeners(0, controller.signal);
-  return controller;
-}
+export type { InjectResponse };

@@ -2,7 +2,6 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import type { ResolvedConfig } from '../config/types.ts';
-import type { SessionStore } from '../coordination/session-store.ts';
 import type { Translator } from '../i18n/translator.ts';
 import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { WireMetrics } from '../metrics/protocol-metrics.ts';
@@ -19,6 +18,7 @@ import { compileTrust } from './headers/trusted-proxy.ts';
 import type { Admission } from './overload/admission.ts';
 import { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import type { InFlight } from './overload/in-flight.ts';
+import type { SessionHost } from './sessions/session-host.ts';
 
 /** The App's parts its request pipeline runs on (see `appPipelineHost`). */
 export interface PipelineParts {
@@ -35,8 +35,8 @@ export interface PipelineParts {
   readonly wire: WireMetrics | undefined;
   readonly admission: Admission | undefined;
   readonly shed: Counter<'reason'> | undefined;
-  /** The store of `ctx.session()`, opened on first use. */
-  sessionStore(): SessionStore;
+  /** What `ctx.session()` reads: the store (opened on first use) and `sessions.*`. */
+  readonly sessions: SessionHost;
   /** The lifecycle's: the server is closing its connections (a reply then says `Connection: close`). */
   closingConnections(): boolean;
   /** The first ones: `app.setMetricsCollector`, `setTracer` and `setTranslator` replace them in the host. */
@@ -63,13 +63,7 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
     deadline: parts.deadline,
     cookieSigner: config.cookies.secrets.length > 0 ? new CookieSigner(config.cookies.secrets) : undefined,
     trustProxy: compileTrust(config.trustProxy, config.trustProxyHeader),
-    sessions: {
-      store: parts.sessionStore,
-      ttlMs: config.sessions.ttlMs,
-      cookieName: config.sessions.cookieName,
-      maxBytes: config.sessions.maxBytes,
-      alwaysSecure: config.env !== 'development',
-    },
+    sessions: parts.sessions,
     translator: parts.translator,
   };
   const host: PipelineHost = {

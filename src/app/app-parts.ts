@@ -1,0 +1,241 @@
+import { setMaxListeners } from 'node:events';
+import type { InjectOptions, Response as InjectResponse } from 'light-my-request';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import type { WebSocket } from 'ws';
+import { checkSecurity } from '../config/security-requirements.ts';
+import type { KConfig, ResolvedConfig } from '../config/types.ts';
+import { resolveConfig } from '../config/validate.ts';
+import { createError } from '../errors/flotilla-error.ts';
+import { CatalogTranslator } from '../i18n/catalog-translator.ts';
+import { runScheduledJob } from '../scheduler/run-scheduled.ts';
+import type { Scheduler } from '../scheduler/scheduler.ts';
+import { type AppConfig, type AppOptions, appRateLimit, splitRateLimitKey } from './app-options.ts';
+import { attachSocket } from './core/ctx.ts';
+import { type AddRoute, Group, groupArgs } from './core/group.ts';
+import type { HookChain, Seams } from './core/hooks.ts';
+import { createRequestHandler, type PipelineHost } from './core/pipeline.ts';
+import type { RateLimitPolicy } from './core/rate-limit-policy.ts';
+import type { AppRole, Controller, GroupArgs, HealthChecker, Registrar } from './core/registrar.ts';
+import { joinPath, type Middleware, type RequestHook, type Route } from './core/route.ts';
+import { type RouteRegistration, Router } from './core/router.ts';
+import { installHealth } from './health/install-health.ts';
+import { Lifecycle } from './lifecycle/lifecycle.ts';
+import type { ShutdownHook } from './lifecycle/shutdown.ts';
+import { checkStartHook, noteStartHooks, type StartHook } from './lifecycle/start-hooks.ts';
+import { GlobalTracer } from './observability/global-tracer.ts';
+import { installMetrics } from './observability/install-metrics.ts';
+import { createLogger } from './observability/logger.ts';
+import { installOpenApi } from './openapi/install-openapi.ts';
+import type { OpenApiDocument } from './openapi/openapi.ts';
+import { InFlight } from './overload/in-flight.ts';
+import { appPipelineHost } from './pipeline-host.ts';
+import { installRateLimits } from './rate-limit/install-rate-limits.ts';
+import { installSessions } from './sessions/install-sessions.ts';
+import { staticRoutes } from './static/serve-static.ts';
+import type { StaticOptions } from './static/static-options.ts';
+import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
+import { installTls } from './transport/install-tls.ts';
+import type { QueuedHandler } from './transport/request-queue.ts';
+import type { TlsCertificates } from './transport/tls-certificates.ts';
+import { type AppWebSockets, installWebSockets } from './websocket/install-websockets.ts';
+import { upgradeListener } from './websocket/websocket-route.ts';
+
+/** What an App is made of: its core, and the features installed from the config (see {@link appParts}). */
+export interface AppParts {
+  readonly config: ResolvedConfig;
+  readonly role: AppRole;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly router: Router;
+  readonly inFlight: InFlight;
+  /** The request pipeline's host: `setMetricsCollector`, `setTracer` and `setTranslator` write into it. */
+  readonly host: PipelineHost;
+  readonly handler: QueuedHandler;
+  /** The server's `upgrade` listener: upgrade requests through the same pipeline. */
+  readonly upgrade: ReturnType<typeof upgradeListener>;
+  readonly lifecycle: Lifecycle;
+  readonly tls: TlsCertificates | undefined;
+  readonly sockets: AppWebSockets;
+  /** The App-wide `onRequest` hooks (they also run for a path no route matches). */
+  readonly requestHooks: RequestHook[];
+  readonly seams: Seams;
+  readonly shutdownHooks: ShutdownHook[];
+  readonly schedulers: Scheduler[];
+  readonly startHooks: StartHook[];
+  /** Run the schedulers and the `beforeServe` hooks (`AppOptions.runSchedulers`). */
+  readonly runSchedulers: boolean;
+  /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
+  readonly rateLimit: RateLimitPolicy | false | undefined;
+  readonly addChecker: (checker: HealthChecker) => void;
+  readonly openapi: () => OpenApiDocument;
+  /** `app.registerController`: its routes, with the App's `onRequest` hooks and rate limit. */
+  registerController(controller: Controller): void;
+  /** `app.group`: a group of `app`'s routes under `prefix`. */
+  group(app: Registrar, prefix: string, args: GroupArgs): Group;
+  /** `app.inject`. */
+  inject(request: InjectOptions | string): Promise<InjectResponse>;
+  /** `app.injectWebSocket`. */
+  injectWebSocket(path: string, options: InjectWebSocketOptions | undefined): Promise<WebSocket>;
+  /** `app.serveStatic`: the mount's routes, with the App's `onRequest` hooks and rate limit. */
+  serveStatic(prefix: string, dir: string, options: StaticOptions | undefined): void;
+  /** `app.registerScheduler`: recorded with a shutdown hook that stops it, unless `runSchedulers` is false. */
+  registerScheduler(scheduler: Scheduler): void;
+  /** `app.runScheduled`. */
+  runScheduled(name: string): Promise<void>;
+  /** `app.beforeServe`: recorded, or only noted for `app` when `runSchedulers` is false. */
+  beforeServe(hook: StartHook, app: object): void;
+  /** Routes a route: its `security` checked against the config's schemes, a `websocket` route served by the hub. */
+  addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void;
+}
+
+/**
+ * Builds an App's parts from its config and options: the logger, the metrics, the router, the request
+ * pipeline and its lifecycle, and the features, each installed from its own folder (rate limits,
+ * sessions, WebSockets and topics, TLS material, `GET /health`, the OpenAPI document and its routes).
+ *
+ * @example
+ * const parts = appParts({ serviceName: 'books' }, {});
+ * parts.addRoute({ method: 'GET', path: '/', handler: (ctx) => ctx.ok('hi') }, '', [], [parts.requestHooks]);
+ */
+export function appParts(given: KConfig | AppConfig | undefined, options: AppOptions): AppParts {
+  const { plain, key } = splitRateLimitKey(given);
+  const config = resolveConfig(plain ?? {});
+  const rateLimit = appRateLimit(config, key);
+  const role = options.role ?? 'standalone';
+  const logger = createLogger(config, options.logStream, options.logBindings);
+  const inFlight = new InFlight();
+  const deadline = new AbortController();
+  // every open event stream waits on it: no listener limit (see sse.ts, which removes its own)
+  const drain = new AbortController();
+  setMaxListeners(0, drain.signal);
+  const servesMetrics = options.serveMetrics ?? given?.metrics !== undefined;
+  const { registry, collector, shed, admission, wire } = installMetrics(config, logger, {
+    processMetrics: options.processMetrics ?? servesMetrics,
+  });
+  const limits = installRateLimits({ config, logger, registry, store: options.counterStore });
+  const { limits: l, timeouts, i18n } = config;
+  const router = new Router({
+    maxParamLength: l.paramLength,
+    bodyLimit: l.bodyBytes,
+    handlerMs: timeouts.handlerMs,
+    limiter: limits.limiter,
+  });
+  const sessions = installSessions(config, logger, options.sessionStore);
+  const requestHooks: RequestHook[] = [];
+  const seams: Seams = {};
+  let lifecycle: Lifecycle | undefined;
+  const host = appPipelineHost({
+    ...{ config, logger, router, inFlight, drain: drain.signal, deadline: deadline.signal, requestHooks, seams },
+    ...{ wire, admission, shed, sessions: sessions.host, metrics: collector },
+    closingConnections: () => lifecycle?.closingConnections ?? false,
+    tracer: new GlobalTracer(config.serviceName),
+    translator: i18n === undefined ? undefined : CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale),
+  });
+  const handler = createRequestHandler(host);
+  const sockets = installWebSockets({
+    ...{ config, logger, registry, role, drain: drain.signal, deadline: deadline.signal, attach: attachSocket, topics: options.topics },
+    closing: () => lifecycle?.state === 'closing' || lifecycle?.state === 'closed',
+  });
+  const tls = installTls(config, logger, registry, options.watchCertificates ?? true);
+  const upgrade = upgradeListener(handler);
+  const shutdownHooks: ShutdownHook[] = [];
+  const schedulers: Scheduler[] = [];
+  const startHooks: StartHook[] = [];
+  lifecycle = new Lifecycle({
+    tls,
+    wire,
+    config,
+    logger,
+    tracer: () => host.tracer,
+    role,
+    handler,
+    admission,
+    upgrade,
+    sockets: () => sockets.idle(),
+    replicas: sockets.replicas,
+    inFlight,
+    deadline,
+    drain,
+    hooks: shutdownHooks,
+    schedulers,
+    startHooks,
+    registry,
+    servesMetrics,
+    handleSignals: options.handleSignals ?? true,
+    reusePort: options.reusePort ?? false,
+    source: options.connections,
+    // the App has closed: no timer of its own may outlive it
+    closed: () => {
+      admission?.stop();
+      host.timeouts.stop();
+      limits.close();
+      sessions.close();
+    },
+  });
+  const addRoute: AppParts['addRoute'] = (route, prefix, middlewares, hooks, registration) => {
+    // a route's `security` names the config's schemes: refused before it is routed, as a bad pattern is
+    if (typeof route === 'object' && route !== null && route.security !== undefined) {
+      const where = `route ${String(route.method)} ${joinPath(prefix, String(route.path))}`;
+      checkSecurity(route.security, config.docs.securitySchemes, where);
+    }
+    router.add(sockets.served(route), prefix, middlewares, hooks, registration);
+  };
+  // the built-in routes run no onRequest hook: an App-wide auth check must not lock probes out of /health
+  // nor is it ever shed: a worker shedding load is still ready
+  const builtIn = (registration?: RouteRegistration) => (route: Route) => addRoute(route, '', [], [], registration);
+  const started = lifecycle;
+  const addChecker = installHealth(config, () => started.draining, builtIn({ exempt: true }));
+  const openapi = installOpenApi(config, router, builtIn());
+  const runSchedulers = options.runSchedulers ?? true;
+  const registerController: AppParts['registerController'] = (controller) => {
+    for (const route of controller.routes()) addRoute(route, '', [], [requestHooks], { rateLimit });
+  };
+  const group: AppParts['group'] = (app, prefix, args) => {
+    const { options: own, middlewares } = groupArgs(prefix, args);
+    const add: AddRoute = (r, p, m, h, limit) => addRoute(r, p, m, h, { rateLimit: limit });
+    const limits = { option: own.rateLimit, inherited: rateLimit };
+    return new Group(app, add, prefix, middlewares, [requestHooks], own.security, limits, own.onRequest);
+  };
+  // loaded on first use: production processes never inject, and every module adds to a worker's start-up
+  const inject: AppParts['inject'] = (request) =>
+    import('light-my-request').then(({ default: injectRequest }) => injectRequest(handler, request));
+  // loaded on first use, as inject's light-my-request: production processes never call it
+  const injectWebSocket: AppParts['injectWebSocket'] = async (path, socket) => {
+    const { injectWebSocket: open } = await import('./transport/inject-websocket.ts');
+    return open({ config, handler, upgrade }, path, socket);
+  };
+  const serveStatic: AppParts['serveStatic'] = (prefix, dir, statics) => {
+    // the not-found handler is read per request: one set after this call answers too
+    const host = {
+      get notFoundHandler() {
+        return seams.notFoundHandler;
+      },
+    };
+    for (const route of staticRoutes(prefix, dir, statics, host)) {
+      addRoute(route, '', [], [requestHooks], { rateLimit, mount: route.path.endsWith('/*') });
+    }
+  };
+  const registerScheduler: AppParts['registerScheduler'] = (scheduler) => {
+    if (!runSchedulers) return;
+    schedulers.push(scheduler);
+    shutdownHooks.push((signal) => started.stopScheduler(scheduler, signal));
+  };
+  const runScheduled: AppParts['runScheduled'] = (name) => {
+    if (!runSchedulers) {
+      const reason = 'this App runs no scheduler (runSchedulers: false; in a cluster worker, the primary runs them)';
+      return Promise.reject(createError('FLO_ERR_JOB_NOT_RUNNABLE', { name: JSON.stringify(name), reason }));
+    }
+    return runScheduledJob(schedulers, name);
+  };
+  const beforeServe: AppParts['beforeServe'] = (hook, app) => {
+    checkStartHook(hook);
+    if (runSchedulers) startHooks.push(hook);
+    else noteStartHooks(app);
+  };
+  return {
+    ...{ config, role, logger, registry, router, inFlight, host, handler, upgrade, lifecycle, tls, sockets, requestHooks, seams },
+    ...{ shutdownHooks, schedulers, startHooks, runSchedulers, rateLimit, addChecker, openapi, addRoute },
+    ...{ serveStatic, registerScheduler, runScheduled, beforeServe, registerController, group, inject, injectWebSocket },
+  };
+}
