@@ -6,6 +6,7 @@ import type { WebSocket } from 'ws';
 import { checkSecurity } from '../config/security-requirements.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
+import { startSchedulers } from '../coordination/start.ts';
 import { createError } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
@@ -143,35 +144,29 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
   const schedulers: Scheduler[] = [];
   const startHooks: StartHook[] = [];
   lifecycle = new Lifecycle({
-    tls,
-    wire,
     config,
     logger,
-    tracer: () => host.tracer,
     role,
-    handler,
-    admission,
-    upgrade,
-    sockets: () => sockets.idle(),
-    replicas: sockets.replicas,
-    inFlight,
-    deadline,
-    drain,
-    hooks: shutdownHooks,
-    schedulers,
-    startHooks,
-    registry,
-    servesMetrics,
-    handleSignals: options.handleSignals ?? true,
-    reusePort: options.reusePort ?? false,
-    source: options.connections,
-    // the App has closed: no timer of its own may outlive it
-    closed: () => {
-      admission?.stop();
-      host.timeouts.stop();
-      limits.close();
-      sessions.close();
+    binding: { handler, admission, upgrade, reusePort: options.reusePort ?? false, source: options.connections, wire },
+    tls,
+    start: {
+      hooks: startHooks,
+      // the tracer is read once the App binds: `setTracer` may swap it before `listen`
+      schedulers: () => startSchedulers(schedulers, { logger, registry, tracer: host.tracer }, config),
     },
+    shutdown: {
+      ...{ inFlight, deadline, drain, hooks: shutdownHooks, sockets: () => sockets.idle() },
+      // the App has closed: no timer of its own may outlive it
+      closed: () => {
+        admission?.stop();
+        host.timeouts.stop();
+        limits.close();
+        sessions.close();
+      },
+    },
+    metricsEndpoint: servesMetrics ? registry : undefined,
+    handleSignals: options.handleSignals ?? true,
+    replicas: sockets.replicas,
   });
   const addRoute: AppParts['addRoute'] = (route, prefix, middlewares, hooks, registration) => {
     // a route's `security` names the config's schemes: refused before it is routed, as a bad pattern is
