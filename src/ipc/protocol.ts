@@ -135,7 +135,7 @@ const HIT = { id: messageId, key: string(1, MAX_RATE_KEY_LENGTH), windowMs, undo
 export type RateLimitCount = Shape<typeof COUNT>;
 const COUNT = { id: messageId, ok: boolean, count: amount, resetMs: amount };
 
-/** The vital signs a pong carries, as `src/cluster/vitals.ts` samples them. */
+/** The vital signs a pong carries, as `src/process/vitals.ts` samples them. */
 const VITALS = {
   /** Resident set size, bytes. */
   rss: amount,
