@@ -14,8 +14,6 @@ import { runShutdown, type ShutdownHook } from './shutdown.ts';
 import { trapAppSignals } from './signals.ts';
 import { runStartHooks, type StartHook } from './start-hooks.ts';
 
-export type { BindingParts, TlsPart } from './binding.ts';
-
 /** What the App hands its lifecycle, grouped by the phase that reads it. */
 export interface LifecycleParts {
   readonly config: ResolvedConfig;
