@@ -17,7 +17,8 @@ import type { FallbackValue } from '../config/interpolate.ts';
 import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { type BootFailedMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { dispatcher, ignore } from '../ipc/dispatch.ts';
+import { type BootFailedMessage, isPrimaryMessage, msg, type PrimaryMessage, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from '../process/boot-failure.ts';
 import { loadService } from '../process/load-service.ts';
@@ -82,20 +83,28 @@ const pushMetrics = async (final: boolean) => {
 };
 const pushing = setInterval(() => void pushMetrics(false), config.cluster.metricsIntervalMs);
 
+/** Every message the primary sends its service thread, handled here: heartbeats and the shutdown; the rest is a worker's. */
+const fromPrimary = dispatcher<PrimaryMessage>({
+  'flotilla:ping': (message) => post(msg.pong(message.seq, vitals.sample())),
+  'flotilla:shutdown': (message) => {
+    closing = true;
+    void part.close(message.deadline).then(async () => {
+      clearInterval(pushing);
+      await pushMetrics(true);
+      post(msg.shutdownComplete(process.pid, part.cleanShutdown));
+      port.close();
+    });
+  },
+  'flotilla:connection': ignore,
+  'flotilla:handoff-end': ignore,
+  'flotilla:certificates': ignore,
+  'flotilla:serve': ignore,
+  'flotilla:deliver': ignore,
+  'flotilla:rate-limit-counts': ignore,
+  'flotilla:session-result': ignore,
+});
 port.on('message', (message: unknown) => {
-  if (!isPrimaryMessage(message)) return;
-  if (message.type === 'flotilla:ping') {
-    post(msg.pong(message.seq, vitals.sample()));
-    return;
-  }
-  if (message.type !== 'flotilla:shutdown') return;
-  closing = true;
-  void part.close(message.deadline).then(async () => {
-    clearInterval(pushing);
-    await pushMetrics(true);
-    post(msg.shutdownComplete(process.pid, part.cleanShutdown));
-    port.close();
-  });
+  if (isPrimaryMessage(message)) fromPrimary(message, undefined);
 });
 
 try {

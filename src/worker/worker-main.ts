@@ -4,7 +4,16 @@ import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import { locateProblems } from '../config/load-file.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { type BootFailedMessage, describeInvalid, isFlotillaMessage, isPrimaryMessage, msg, type WorkerMessage } from '../ipc/protocol.ts';
+import { dispatcher } from '../ipc/dispatch.ts';
+import {
+  type BootFailedMessage,
+  describeInvalid,
+  isFlotillaMessage,
+  isPrimaryMessage,
+  msg,
+  type PrimaryMessage,
+  type WorkerMessage,
+} from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
 import { describeServiceError } from '../process/boot-failure.ts';
 import { loadService } from '../process/load-service.ts';
@@ -171,42 +180,29 @@ const shutdown = async (reason: string, deadline?: number, retire = false) => {
   send(msg.shutdownComplete(process.pid, app.cleanShutdown));
 };
 
+/** Every message the primary sends a worker, handled here; `handle`: what came with it (a connection's socket). */
+const fromPrimary = dispatcher<PrimaryMessage, unknown>({
+  'flotilla:connection': (message, handle) => {
+    if (handed === undefined) dropHandle(handle);
+    else send(msg.handoffAck(handed.received(handle, message.head)));
+  },
+  'flotilla:serve': () => served.resolve(),
+  'flotilla:handoff-end': () => handed?.end(),
+  'flotilla:deliver': (message) => topics.delivered(message),
+  'flotilla:certificates': (message) =>
+    app.useCertificates({ cert: message.cert, key: message.key, ca: message.ca === '' ? undefined : message.ca }),
+  'flotilla:ping': (message) => send(msg.pong(message.seq, vitals.sample(), app.requestRoutes())),
+  'flotilla:shutdown': (message) => void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire),
+  'flotilla:rate-limit-counts': (message) => counterStore.answered(message),
+  'flotilla:session-result': (message) => sessionStore.answered(message),
+});
 process.on('message', (message: unknown, handle: unknown) => {
   if (!isPrimaryMessage(message)) {
     if (isFlotillaMessage(message)) app.logger.warn({ message: describeInvalid(message) }, 'malformed message from the primary dropped');
     dropHandle(handle);
     return;
   }
-  switch (message.type) {
-    case 'flotilla:connection':
-      if (handed === undefined) dropHandle(handle);
-      else send(msg.handoffAck(handed.received(handle, message.head)));
-      break;
-    case 'flotilla:serve':
-      served.resolve();
-      break;
-    case 'flotilla:handoff-end':
-      handed?.end();
-      break;
-    case 'flotilla:deliver':
-      topics.delivered(message);
-      break;
-    case 'flotilla:certificates':
-      app.useCertificates({ cert: message.cert, key: message.key, ca: message.ca === '' ? undefined : message.ca });
-      break;
-    case 'flotilla:ping':
-      send(msg.pong(message.seq, vitals.sample(), app.requestRoutes()));
-      break;
-    case 'flotilla:shutdown':
-      void shutdown(message.retire ? 'retired' : 'primary', message.deadline, message.retire);
-      break;
-    case 'flotilla:rate-limit-counts':
-      counterStore.answered(message);
-      break;
-    case 'flotilla:session-result':
-      sessionStore.answered(message);
-      break;
-  }
+  fromPrimary(message, handle);
 });
 // The primary is gone (crashed or killed): nobody will relay a shutdown, so start one. node:cluster
 // would otherwise exit the worker at once (cutting in-flight requests, skipping the hooks) unless
