@@ -14,11 +14,11 @@ import type { Scheduler } from '../scheduler/scheduler.ts';
 import { type AppConfig, type AppOptions, appRateLimit, splitRateLimitKey } from './app-options.ts';
 import { attachSocket } from './core/ctx.ts';
 import { type AddRoute, Group, groupArgs } from './core/group.ts';
-import type { HookChain, Seams } from './core/hooks.ts';
+import { checkHook, type HookChain, type Seams } from './core/hooks.ts';
 import { createRequestHandler, type PipelineHost } from './core/pipeline.ts';
 import type { RateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Registrar } from './core/registrar.ts';
-import { joinPath, type Middleware, type RequestHook, type Route } from './core/route.ts';
+import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
 import { type RouteRegistration, Router } from './core/router.ts';
 import { installHealth } from './health/install-health.ts';
 import { Lifecycle } from './lifecycle/lifecycle.ts';
@@ -86,6 +86,14 @@ export interface AppParts {
   runScheduled(name: string): Promise<void>;
   /** `app.beforeServe`: recorded, or only noted for `app` when `runSchedulers` is false. */
   beforeServe(hook: StartHook, app: object): void;
+  /** `app.onRequest`: checked, then appended to `requestHooks`. */
+  onRequest(hook: RequestHook): void;
+  /** `app.setErrorHandler`: checked, then the one of `seams`. */
+  setErrorHandler(handler: ErrorHandler): void;
+  /** `app.setNotFoundHandler`: checked, then the one of `seams`. */
+  setNotFoundHandler(handler: NotFoundHandler): void;
+  /** `app.onShutdown`: checked, then appended to `shutdownHooks`. */
+  onShutdown(hook: ShutdownHook): void;
   /** Routes a route: its `security` checked against the config's schemes, a `websocket` route served by the hub. */
   addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void;
 }
@@ -228,9 +236,26 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     if (runSchedulers) startHooks.push(hook);
     else noteStartHooks(app);
   };
+  const onRequest: AppParts['onRequest'] = (hook) => {
+    checkHook(hook, 'onRequest');
+    requestHooks.push(hook);
+  };
+  const setErrorHandler: AppParts['setErrorHandler'] = (handler) => {
+    checkHook(handler, 'setErrorHandler');
+    seams.errorHandler = handler;
+  };
+  const setNotFoundHandler: AppParts['setNotFoundHandler'] = (handler) => {
+    checkHook(handler, 'setNotFoundHandler');
+    seams.notFoundHandler = handler;
+  };
+  const onShutdown: AppParts['onShutdown'] = (hook) => {
+    checkHook(hook, 'onShutdown');
+    shutdownHooks.push(hook);
+  };
   return {
     ...{ config, role, logger, registry, router, inFlight, host, handler, upgrade, lifecycle, tls, sockets, requestHooks, seams },
     ...{ shutdownHooks, schedulers, startHooks, runSchedulers, rateLimit, addChecker, openapi, addRoute },
     ...{ serveStatic, registerScheduler, runScheduled, beforeServe, registerController, group, inject, injectWebSocket },
+    ...{ onRequest, setErrorHandler, setNotFoundHandler, onShutdown },
   };
 }

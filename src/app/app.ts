@@ -11,7 +11,6 @@ import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import type { AppConfig, AppOptions } from './app-options.ts';
 import { type AppParts, appParts } from './app-parts.ts';
-import { checkHook } from './core/hooks.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Module, Registrar } from './core/registrar.ts';
 import type { ErrorHandler, NotFoundHandler, RequestHook } from './core/route.ts';
 import type { DocumentedRoute } from './core/route-schemas.ts';
@@ -23,6 +22,7 @@ import type { StaticOptions } from './static/static-options.ts';
 import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
 import type { GroupOf } from './typed/typed-group.ts';
 
+export type { Response as InjectResponse } from 'light-my-request';
 export type { AppConfig, AppOptions } from './app-options.ts';
 export type { AppRole } from './core/registrar.ts';
 
@@ -42,8 +42,7 @@ export class App implements Registrar {
   readonly config: ResolvedConfig;
   readonly role: AppRole;
   readonly logger: Logger;
-  /** The core and the features installed from the config (see `appParts`). */
-  readonly #parts: AppParts;
+  readonly #parts: AppParts; // the core and the features installed from the config (see `appParts`)
 
   constructor(config?: KConfig | AppConfig, options: AppOptions = {}) {
     this.#parts = appParts(config, options);
@@ -78,7 +77,6 @@ export class App implements Registrar {
   registerController(controller: Controller): void {
     this.#parts.registerController(controller);
   }
-
   use(module: Module): void {
     module.register(this);
   }
@@ -118,8 +116,7 @@ export class App implements Registrar {
 
   /** An App-wide `onRequest` hook (see `RequestHook`): every route's, and a path no route matches. */
   onRequest(hook: RequestHook): void {
-    checkHook(hook, 'onRequest');
-    this.#parts.requestHooks.push(hook);
+    this.#parts.onRequest(hook);
   }
 
   /**
@@ -138,14 +135,12 @@ export class App implements Registrar {
 
   /** Maps errors before the default boundary turns them into problems (see `ErrorHandler`); one per App. */
   setErrorHandler(handler: ErrorHandler): void {
-    checkHook(handler, 'setErrorHandler');
-    this.#parts.seams.errorHandler = handler;
+    this.#parts.setErrorHandler(handler);
   }
 
   /** Answers a path no route matches, instead of the default 404 problem (see `NotFoundHandler`). */
   setNotFoundHandler(handler: NotFoundHandler): void {
-    checkHook(handler, 'setNotFoundHandler');
-    this.#parts.seams.notFoundHandler = handler;
+    this.#parts.setNotFoundHandler(handler);
   }
 
   /** Starts the server; resolves after the graceful shutdown triggered by SIGINT/SIGTERM or `close()`. */
@@ -217,18 +212,15 @@ export class App implements Registrar {
 
   /** Registers a shutdown hook; hooks run in registration order and share one signal that aborts when the budget is spent. */
   onShutdown(hook: ShutdownHook): void {
-    checkHook(hook, 'onShutdown');
-    this.#parts.shutdownHooks.push(hook);
+    this.#parts.onShutdown(hook);
   }
 
   setMetricsCollector(collector: MetricsCollector): void {
     this.#parts.host.metrics = collector;
   }
-
   setTracer(tracer: Tracer): void {
     this.#parts.host.tracer = tracer;
   }
-
   setTranslator(translator: Translator): void {
     this.#parts.host.scope.translator = translator;
   }
@@ -306,5 +298,3 @@ export class App implements Registrar {
     return this.#parts.openapi();
   }
 }
-
-export type { InjectResponse };
