@@ -141,7 +141,7 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     tracer: new GlobalTracer(config.serviceName),
     translator: i18n === undefined ? undefined : CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale),
   });
-  const handler = createRequestHandler(host);
+  const { handler, timeouts: handlerTimeouts } = createRequestHandler(host);
   const sockets = installWebSockets({
     ...{ config, logger, registry, role, drain: drain.signal, deadline: deadline.signal, attach: attachSocket, topics: options.topics },
     closing: () => lifecycle?.state === 'closing' || lifecycle?.state === 'closed',
@@ -167,7 +167,7 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
       // the App has closed: no timer of its own may outlive it
       closed: () => {
         admission?.stop();
-        host.timeouts.stop();
+        handlerTimeouts.stop();
         limits.close();
         sessions.close();
       },

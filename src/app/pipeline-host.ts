@@ -7,16 +7,15 @@ import type { MetricsCollector } from '../metrics/metrics-collector.ts';
 import type { WireMetrics } from '../metrics/protocol-metrics.ts';
 import { compressionOf } from './compression/compression.ts';
 import { CookieSigner } from './cookies/cookie-signer.ts';
-import type { Ctx, CtxScope } from './core/ctx.ts';
+import type { CtxScope } from './core/ctx.ts';
 import type { HookChain, Seams } from './core/hooks.ts';
-import { handlerTimedOut, type PipelineHost } from './core/pipeline.ts';
+import type { PipelineHost } from './core/pipeline.ts';
 import type { Router } from './core/router.ts';
 import { createCors } from './headers/cors.ts';
 import { crossOriginCheck } from './headers/cross-origin.ts';
 import { securityHeaderList } from './headers/security-headers.ts';
 import { compileTrust } from './headers/trusted-proxy.ts';
 import type { Admission } from './overload/admission.ts';
-import { HandlerTimeouts } from './overload/handler-timeouts.ts';
 import type { InFlight } from './overload/in-flight.ts';
 import type { SessionHost } from './sessions/session-host.ts';
 
@@ -48,8 +47,7 @@ export interface PipelineParts {
 /**
  * The host of an App's request pipeline (`createRequestHandler`): what the config decides once (CORS,
  * the cross-origin check, security headers, compression, trusted proxies, cookie signing, sessions)
- * computed here, at construction, and the App's parts it is given. Its handler timeouts are one timer
- * for every request (`host.timeouts`, which the App stops when it closes). What the App replaces later
+ * computed here, at construction, and the App's parts it is given. What the App replaces later
  * (`host.metrics`, `host.tracer`, `host.scope.translator`) are plain fields, read per request.
  *
  * @example
@@ -86,8 +84,6 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
     },
     metrics: parts.metrics,
     tracer: parts.tracer,
-    // it calls back into the pipeline of this host
-    timeouts: new HandlerTimeouts<Ctx>(parts.inFlight, (ctx) => handlerTimedOut(host, ctx)),
     admission: parts.admission,
     retryAfterS: config.overload.retryAfterS,
     shed: parts.shed,

@@ -7,7 +7,7 @@ import { otel } from '../../utils/otel-api.ts';
 import type { CookieSigner } from '../cookies/cookie-signer.ts';
 import { Cookies } from '../cookies/cookies.ts';
 import { type ClientOrigin, clientOf, type ProxyTrust } from '../headers/trusted-proxy.ts';
-import { DEADLINE, SLOT } from '../overload/in-flight.ts';
+import { DEADLINE, LIMIT_MS, SLOT } from '../overload/in-flight.ts';
 import { type PageQuery, parsePagination } from '../pagination/page.ts';
 import type { RequestSession, Session } from '../sessions/session.ts';
 import { loadSession, type SessionHost } from '../sessions/session-host.ts';
@@ -113,6 +113,8 @@ export class Ctx<
   [SLOT] = -1;
   /** The handler timeout's deadline (see handler-timeouts.ts); 0: none. */
   [DEADLINE] = 0;
+  /** The limit that deadline was set from, in milliseconds. */
+  [LIMIT_MS] = 0;
   /** The route's parameters (coerced and validated by `schema.params`). */
   params = {} as Params;
   /** The query string (coerced and validated by `schema.querystring`). */

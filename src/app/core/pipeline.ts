@@ -16,8 +16,8 @@ import { type HeaderPair, setSecurityHeaders } from '../headers/security-headers
 import { type RequestLine, writeRequestLine } from '../observability/request-line.ts';
 import { endServerSpan, recordException, startServerSpan } from '../observability/tracing.ts';
 import type { Admission } from '../overload/admission.ts';
-import type { HandlerTimeouts } from '../overload/handler-timeouts.ts';
-import { type InFlight, UNMATCHED_ROUTE } from '../overload/in-flight.ts';
+import { HandlerTimeouts } from '../overload/handler-timeouts.ts';
+import { type InFlight, LIMIT_MS, UNMATCHED_ROUTE } from '../overload/in-flight.ts';
 import { saveSession } from '../sessions/session-host.ts';
 import type { QueuedHandler } from '../transport/request-queue.ts';
 import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
@@ -54,8 +54,6 @@ export interface PipelineHost {
   metrics: MetricsCollector | undefined;
   /** Replaced by `app.setTracer`. */
   tracer: Tracer;
-  /** The handler timeouts of the App's requests (`timeouts.handlerMs`, a route's `timeoutMs`). */
-  readonly timeouts: HandlerTimeouts<Ctx>;
   /** The admission control (`overload`); undefined when `overload.enabled` is false. */
   readonly admission: Admission | undefined;
   /** The `Retry-After` of an `OVERLOADED` 503, in seconds (`overload.retryAfterS`). */
@@ -79,21 +77,40 @@ export interface PipelineHost {
  * timeout goes through it too, and whatever the route's work produces after
  * it is dropped.
  */
-export function createRequestHandler(host: PipelineHost): QueuedHandler {
+export function createRequestHandler(host: PipelineHost): RequestPipeline {
+  // one timer for every request of this pipeline: it answers a request that ran past its limit here
+  const timeouts = new HandlerTimeouts<Ctx>(host.inFlight, (ctx) => handlerTimedOut(host, ctx));
   // `started`: when the request was read, if it waited in the RequestQueue since; `admitted`: never shed (see QueuedHandler)
-  return (req, res, started = performance.now(), admitted = false, backlog = 0, expectedMs = 0) => {
+  const handler: QueuedHandler = (req, res, started = performance.now(), admitted = false, backlog = 0, expectedMs = 0) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     setSecurityHeaders(res, host.securityHeaders);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
     // the request's scope: `currentContext()` anywhere in its work, its error handler and its reply
-    runInScope(ctx, serve, host, ctx, url, started, admitted, backlog, expectedMs);
+    runInScope(ctx, serve, host, timeouts, ctx, url, started, admitted, backlog, expectedMs);
   };
+  return { handler, timeouts };
+}
+
+/** A request pipeline (see {@link createRequestHandler}): its handler, and its handler timeouts, stopped when the App closes. */
+export interface RequestPipeline {
+  readonly handler: QueuedHandler;
+  /** The handler timeouts of its requests (`timeouts.handlerMs`, a route's `timeoutMs`). */
+  readonly timeouts: HandlerTimeouts<Ctx>;
 }
 
 /** One request from its `Ctx` on, run in its scope (see `createRequestHandler`). */
-function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admitted: boolean, backlog: number, expectedMs: number): void {
+function serve(
+  host: PipelineHost,
+  timeouts: HandlerTimeouts<Ctx>,
+  ctx: Ctx,
+  url: string,
+  started: number,
+  admitted: boolean,
+  backlog: number,
+  expectedMs: number,
+): void {
   host.inFlight.enter(ctx);
   const span = startServerSpan(host.tracer, ctx);
   let ended = false;
@@ -112,8 +129,8 @@ function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admit
     // a request without a span of its own runs in the root context anyway: spare the context switch
     routed =
       ctx.otel === ROOT_CONTEXT
-        ? route(host, ctx, url, started, admitted, backlog, expectedMs)
-        : otelContext.with(ctx.otel, route, undefined, host, ctx, url, started, admitted, backlog, expectedMs);
+        ? route(host, timeouts, ctx, url, started, admitted, backlog, expectedMs)
+        : otelContext.with(ctx.otel, route, undefined, host, timeouts, ctx, url, started, admitted, backlog, expectedMs);
   } catch (error) {
     fail(host, ctx, error);
     return;
@@ -133,6 +150,7 @@ function serve(host: PipelineHost, ctx: Ctx, url: string, started: number, admit
 /** Everything up to the reply; synchronous unless a middleware, the body or the handler is not. */
 function route(
   host: PipelineHost,
+  timeouts: HandlerTimeouts<Ctx>,
   ctx: Ctx,
   url: string,
   started: number,
@@ -161,7 +179,7 @@ function route(
   ctx.params = found.params;
   ctx.query = found.query;
   ctx.serializer = entry.serializer;
-  if (entry.timeoutMs > 0) host.timeouts.watch(ctx, started + entry.timeoutMs);
+  if (entry.timeoutMs > 0) timeouts.watch(ctx, started + entry.timeoutMs, entry.timeoutMs);
   // a route without a rate limit pays this one check; one with a counter elsewhere waits for its count
   if (entry.limit !== undefined) {
     const counted = entry.limit(ctx);
@@ -223,16 +241,11 @@ function notRun(host: PipelineHost, ctx: Ctx): void {
 /**
  * A request whose route work ran past its limit: its signal aborts with a `TimeoutError`, what the
  * work produces later is dropped, and it is answered 503 `HANDLER_TIMEOUT` through `fail`. Called by
- * the App's {@link HandlerTimeouts}.
- *
- * @example
- * const timeouts = new HandlerTimeouts((ctx) => handlerTimedOut(host, ctx));
+ * the pipeline's {@link HandlerTimeouts}, which kept the route's limit with the request's deadline.
  */
-export function handlerTimedOut(host: PipelineHost, ctx: Ctx): void {
+function handlerTimedOut(host: PipelineHost, ctx: Ctx): void {
   if (ctx.res.headersSent || ctx.res.destroyed) return;
-  // the route's limit, for the log line: looked up again rather than kept for every request
-  const found = host.router.find(ctx.method, ctx.req.url ?? '/');
-  const ms = found.kind === 'found' ? found.entry.timeoutMs : 0;
+  const ms = ctx[LIMIT_MS];
   const message = `the handler ran longer than ${ms} ms`;
   expireRequest(ctx, new DOMException(message, 'TimeoutError'));
   host.shed?.inc({ reason: 'handler-timeout' });

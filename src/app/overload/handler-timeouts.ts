@@ -1,8 +1,10 @@
-import { DEADLINE, type InFlight, type TrackedRequest } from './in-flight.ts';
+import { DEADLINE, type InFlight, LIMIT_MS, type TrackedRequest } from './in-flight.ts';
 
 /** A request that can be timed out: one in flight whose reply may have begun (the core's `Ctx` is one). */
 export interface TimedRequest extends TrackedRequest {
   readonly res: { readonly headersSent: boolean };
+  /** The limit of its deadline, written by {@link HandlerTimeouts.watch}: its timeout is answered without looking the route up again. */
+  [LIMIT_MS]: number;
 }
 
 /**
@@ -22,8 +24,8 @@ const SLACK_MS = 10;
  * after the last request: an idle App has no timer.
  *
  * @example
- * const timeouts = new HandlerTimeouts(inFlight, (ctx) => answer503(ctx));
- * timeouts.watch(ctx, started + 20_000); // when the route is found
+ * const timeouts = new HandlerTimeouts(inFlight, (ctx) => answer503(ctx, ctx[LIMIT_MS]));
+ * timeouts.watch(ctx, started + 20_000, 20_000); // when the route is found
  */
 export class HandlerTimeouts<R extends TimedRequest = TimedRequest> {
   readonly #inFlight: InFlight;
@@ -36,9 +38,13 @@ export class HandlerTimeouts<R extends TimedRequest = TimedRequest> {
     this.#onTimeout = onTimeout;
   }
 
-  /** Times `ctx` (in flight) out at `at` (`performance.now()` time: its start plus its limit) unless it ends first. */
-  watch(ctx: R, at: number): void {
+  /**
+   * Times `ctx` (in flight) out at `at` (`performance.now()` time: its start plus its limit, `limitMs`,
+   * kept with it for the timeout's answer) unless it ends first.
+   */
+  watch(ctx: R, at: number, limitMs = 0): void {
     ctx[DEADLINE] = at;
+    ctx[LIMIT_MS] = limitMs;
     if (at < this.#wakeAt) this.#arm(at, performance.now());
   }
 

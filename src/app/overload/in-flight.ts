@@ -2,6 +2,8 @@
 export const SLOT: unique symbol = Symbol('flotilla.inFlight.slot');
 /** When a request's route work times out (`performance.now()` time; 0: no limit). See handler-timeouts.ts. */
 export const DEADLINE: unique symbol = Symbol('flotilla.inFlight.deadline');
+/** The limit its {@link DEADLINE} was set from, in milliseconds (what a timed-out request's answer names). */
+export const LIMIT_MS: unique symbol = Symbol('flotilla.inFlight.limitMs');
 
 /**
  * A request as `InFlight` sees it: its route template, empty until (or unless) a route matched, and
