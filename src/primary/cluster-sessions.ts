@@ -11,7 +11,7 @@ import { msg, type SessionMessage, type SessionResultMessage } from '../ipc/prot
  *
  * @example
  * const sessions = new ClusterSessions(() => openSessionStore(config, logger));
- * supervisor.onMessage = (worker, m) => { if (m.type === 'flotilla:session') sessions.handle(worker, m) };
+ * dispatcher<WorkerMessage, Worker>({ …, 'flotilla:session': (m, worker) => sessions.handle(worker, m) });
  */
 export class ClusterSessions {
   readonly #open: () => SessionStore;

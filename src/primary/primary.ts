@@ -11,7 +11,8 @@ import type { Coordinator } from '../coordination/coordinator.ts';
 import { openCounterStore } from '../coordination/counter-stores.ts';
 import { openSessionStore } from '../coordination/session-stores.ts';
 import { openCoordinator } from '../coordination/start.ts';
-import type { BootFailedMessage } from '../ipc/protocol.ts';
+import { dispatcher, ignore } from '../ipc/dispatch.ts';
+import type { BootFailedMessage, WorkerMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
 import { resolveWorkerCount } from '../utils/cpus.ts';
@@ -152,16 +153,33 @@ export class Primary {
         this.#listened = true;
         this.#serviceWanted.resolve();
       },
-      onMessage: (worker, message) => {
-        if (message.type === 'flotilla:rate-limit-hits') this.#counts.hits(worker, message);
-        else if (message.type === 'flotilla:session') this.#sessions.handle(worker, message);
-        else if (message.type === 'flotilla:handoff-ack') this.#distributor?.acked(worker, message.accepted);
-        else if (message.type === 'flotilla:pong') this.#exposition.touch(keyOf(worker));
-        else if (message.type === 'flotilla:metrics') this.#exposition.update(keyOf(worker), message.metrics);
-        else if (message.type === 'flotilla:boot-failed') this.#bootFailed(message);
-        else if (message.type === 'flotilla:publish') this.#topics.published(message);
-        else if (message.type === 'flotilla:await-serve') this.#serviceWanted.resolve();
-      },
+      // every message a worker sends the primary is handled here, the supervisor's part first
+      dispatch: dispatcher<WorkerMessage, Worker>({
+        'flotilla:pong': (message, worker) => {
+          this.#supervisor.answered(worker, message);
+          this.#exposition.touch(keyOf(worker));
+        },
+        'flotilla:listening': (message, worker) => this.#supervisor.listening(worker, message.address),
+        'flotilla:first-request': (message, worker) => this.#supervisor.firstRequest(worker, message),
+        'flotilla:shutdown-complete': (_, worker) => this.#supervisor.shutdownComplete(worker),
+        'flotilla:fatal': (message, worker) => this.#supervisor.fatal(worker, message),
+        'flotilla:boot-failed': (message, worker) => {
+          this.#supervisor.bootFailed(worker);
+          this.#bootFailed(message);
+        },
+        'flotilla:await-serve': (_, worker) => {
+          this.#supervisor.awaitsServe(worker);
+          this.#serviceWanted.resolve();
+        },
+        'flotilla:metrics': (message, worker) => this.#exposition.update(keyOf(worker), message.metrics),
+        'flotilla:rate-limit-hits': (message, worker) => this.#counts.hits(worker, message),
+        'flotilla:session': (message, worker) => this.#sessions.handle(worker, message),
+        'flotilla:handoff-ack': (message, worker) => this.#distributor?.acked(worker, message.accepted),
+        'flotilla:publish': (message) => this.#topics.published(message),
+        // the service thread's own (src/primary/service-host.ts)
+        'flotilla:service-idle': ignore,
+        'flotilla:service-ready': ignore,
+      }),
       onFork: (worker) => {
         this.#tls?.forked(worker);
         this.#exposition.join(keyOf(worker));

@@ -11,7 +11,7 @@ import { msg, type RateLimitCount, type RateLimitHitsMessage } from '../ipc/prot
  *
  * @example
  * const counts = new ClusterCounts(() => openCounterStore(config, logger));
- * supervisor.onMessage = (worker, m) => { if (m.type === 'flotilla:rate-limit-hits') counts.hits(worker, m) };
+ * dispatcher<WorkerMessage, Worker>({ …, 'flotilla:rate-limit-hits': (m, worker) => counts.hits(worker, m) });
  */
 export class ClusterCounts {
   readonly #open: () => CounterStore;

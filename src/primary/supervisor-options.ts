@@ -27,8 +27,11 @@ export interface SupervisorOptions {
   metrics: PrimaryMetrics;
   /** Too many early failures in the window: the primary gives up. */
   onCrashLoop(): void;
-  /** Every valid message from a worker, after the supervisor handled its own part of it. */
-  onMessage(worker: Worker, message: WorkerMessage): void;
+  /**
+   * Every valid message from a worker: the primary's one dispatcher of them, which gives the
+   * supervisor its part (`answered`, `listening`, `fatal`, …).
+   */
+  dispatch(message: WorkerMessage, worker: Worker): void;
   /** The first worker is listening. */
   onFirstListening(address: { host: string; port: number }): void;
   /** A worker process was forked (its metrics count as missing until its first snapshot). */

@@ -1,5 +1,14 @@
 import cluster, { type Worker } from 'node:cluster';
-import { describeInvalid, isFlotillaMessage, isWorkerMessage, msg, type WorkerRoutes } from '../ipc/protocol.ts';
+import {
+  describeInvalid,
+  type FatalMessage,
+  type FirstRequestMessage,
+  isFlotillaMessage,
+  isWorkerMessage,
+  msg,
+  type PongMessage,
+  type WorkerRoutes,
+} from '../ipc/protocol.ts';
 import { exitReason } from './exit-reason.ts';
 import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
@@ -265,44 +274,63 @@ export class Supervisor {
         this.#o.logger.warn({ workerPid: worker.process.pid, message: describeInvalid(message) }, 'malformed worker message dropped');
       return;
     }
-    const slot = this.#owners.get(worker);
+    this.#o.dispatch(message, worker);
+  }
+
+  /** The supervisor's part of a worker's `flotilla:pong`: it received requests, serves routes, is alive and within its budget. */
+  answered(worker: Worker, pong: PongMessage): void {
+    this.#requests.heard(worker, pong);
+    this.#watch.answered(worker, pong, this.#restarting && this.#owners.get(worker)?.up === true);
+  }
+
+  /** The supervisor's part of `flotilla:first-request`: the worker's death is no boot failure from now on. */
+  firstRequest(worker: Worker, message: FirstRequestMessage): void {
     this.#requests.heard(worker, message);
-    switch (message.type) {
-      case 'flotilla:pong':
-        this.#watch.answered(worker, message, this.#restarting && slot?.up === true);
-        break;
-      case 'flotilla:listening':
-        if (slot?.worker === worker) {
-          clearTimeout(slot.startupTimer);
-          this.#markUp(slot, worker, message.address);
-        }
-        // a replacement counts too: a reload during the start-up can bring the first worker that listens
-        if (!this.#announced && slot !== undefined) {
-          this.#announced = true;
-          this.#o.onFirstListening(message.address);
-        }
-        break;
-      case 'flotilla:shutdown-complete':
-        // The worker has closed its listener and run its hooks; disconnecting it after every message we sent it lets it exit.
-        if (worker.isConnected()) worker.disconnect();
-        break;
-      case 'flotilla:fatal':
-        if (slot?.worker === worker) slot.failure = 'uncaught-exception';
-        break;
-      case 'flotilla:boot-failed':
-        if (slot?.worker === worker) slot.failure = 'boot-failure';
-        break;
-      case 'flotilla:await-serve':
-        if (this.#serving) {
-          this.#serveWorker(worker);
-          break;
-        }
-        // it waits for the primary's service thread, not for its own start: no start-up timeout meanwhile
-        if (slot?.worker === worker) clearTimeout(slot.startupTimer);
-        this.#awaiting.add(worker);
-        break;
+  }
+
+  /** The supervisor's part of `flotilla:listening`: the worker is up (the first one announces the cluster). */
+  listening(worker: Worker, address: { host: string; port: number }): void {
+    const slot = this.#owners.get(worker);
+    if (slot?.worker === worker) {
+      clearTimeout(slot.startupTimer);
+      this.#markUp(slot, worker, address);
     }
-    this.#o.onMessage(worker, message);
+    // a replacement counts too: a reload during the start-up can bring the first worker that listens
+    if (!this.#announced && slot !== undefined) {
+      this.#announced = true;
+      this.#o.onFirstListening(address);
+    }
+  }
+
+  /** The supervisor's part of `flotilla:shutdown-complete`. */
+  shutdownComplete(worker: Worker): void {
+    // The worker has closed its listener and run its hooks; disconnecting it after every message we sent it lets it exit.
+    if (worker.isConnected()) worker.disconnect();
+  }
+
+  /** The supervisor's part of `flotilla:fatal`: the routes it died serving, and why its slot failed. */
+  fatal(worker: Worker, message: FatalMessage): void {
+    this.#requests.heard(worker, message);
+    const slot = this.#owners.get(worker);
+    if (slot?.worker === worker) slot.failure = 'uncaught-exception';
+  }
+
+  /** The supervisor's part of `flotilla:boot-failed`: why its slot failed. */
+  bootFailed(worker: Worker): void {
+    const slot = this.#owners.get(worker);
+    if (slot?.worker === worker) slot.failure = 'boot-failure';
+  }
+
+  /** The supervisor's part of `flotilla:await-serve`: the worker listens once `serve()` is called (at once if it was). */
+  awaitsServe(worker: Worker): void {
+    if (this.#serving) {
+      this.#serveWorker(worker);
+      return;
+    }
+    // it waits for the primary's service thread, not for its own start: no start-up timeout meanwhile
+    const slot = this.#owners.get(worker);
+    if (slot?.worker === worker) clearTimeout(slot.startupTimer);
+    this.#awaiting.add(worker);
   }
 
   /** Replaces a healthy worker that outgrew its budget, gracefully (the same path as a rolling restart). */
