@@ -160,7 +160,7 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     start: {
       hooks: startHooks,
       // the tracer is read once the App binds: `setTracer` may swap it before `listen`
-      schedulers: () => startSchedulers(schedulers, { logger, registry, tracer: host.tracer }, config),
+      schedulers: () => startSchedulers(schedulers, { logger, registry, tracer: host.observability.tracer }, config),
     },
     shutdown: {
       ...{ inFlight, deadline, drain, hooks: shutdownHooks, sockets: () => sockets.idle() },

@@ -61,7 +61,7 @@ export class App implements Registrar {
 
   /** The OpenTelemetry tracer: the one set with `setTracer`, else one named `serviceName` that follows the globally registered provider (`GlobalTracer`). Never undefined. */
   get tracer(): Tracer {
-    return this.#parts.host.tracer;
+    return this.#parts.host.observability.tracer;
   }
 
   /** The prom-client registry holding this App's metrics. */
@@ -216,10 +216,10 @@ export class App implements Registrar {
   }
 
   setMetricsCollector(collector: MetricsCollector): void {
-    this.#parts.host.metrics = collector;
+    this.#parts.host.observability.metrics = collector;
   }
   setTracer(tracer: Tracer): void {
-    this.#parts.host.tracer = tracer;
+    this.#parts.host.observability.tracer = tracer;
   }
   setTranslator(translator: Translator): void {
     this.#parts.host.scope.translator = translator;

@@ -47,8 +47,9 @@ export interface PipelineParts {
 /**
  * The host of an App's request pipeline (`createRequestHandler`): what the config decides once (CORS,
  * the cross-origin check, security headers, compression, trusted proxies, cookie signing, sessions)
- * computed here, at construction, and the App's parts it is given. What the App replaces later
- * (`host.metrics`, `host.tracer`, `host.scope.translator`) are plain fields, read per request.
+ * computed here, at construction, and the App's parts it is given, grouped by concern (`security`,
+ * `replies`, `observability`, `overload`). What the App replaces later (`host.observability.metrics`,
+ * `.tracer`, `host.scope.translator`) are plain fields, read per request.
  *
  * @example
  * const host = appPipelineHost({ config, logger, router, …, tracer, metrics, translator });
@@ -64,31 +65,34 @@ export function appPipelineHost(parts: PipelineParts): PipelineHost {
     sessions: parts.sessions,
     translator: parts.translator,
   };
-  const host: PipelineHost = {
+  return {
     router: parts.router,
-    drain: parts.drain,
     requestHooks: parts.requestHooks,
     seams: parts.seams,
-    cors: createCors(config.cors),
-    crossOrigin: config.csrf.enabled
-      ? crossOriginCheck([...config.csrf.trustedOrigins, ...config.cors.origins.filter((o) => o !== '*')])
-      : undefined,
     scope,
-    logger: parts.logger,
-    production: config.env === 'production',
-    logRequests: config.logging.requests,
-    wire: parts.wire,
     inFlight: parts.inFlight,
-    get closingConnections() {
-      return closingConnections();
+    security: {
+      cors: createCors(config.cors),
+      crossOrigin: config.csrf.enabled
+        ? crossOriginCheck([...config.csrf.trustedOrigins, ...config.cors.origins.filter((o) => o !== '*')])
+        : undefined,
+      headers: securityHeaderList(config.securityHeaders),
     },
-    metrics: parts.metrics,
-    tracer: parts.tracer,
-    admission: parts.admission,
-    retryAfterS: config.overload.retryAfterS,
-    shed: parts.shed,
-    securityHeaders: securityHeaderList(config.securityHeaders),
-    compression: compressionOf(config.compression),
+    replies: {
+      get closingConnections() {
+        return closingConnections();
+      },
+      drain: parts.drain,
+      compression: compressionOf(config.compression),
+      production: config.env === 'production',
+    },
+    observability: {
+      logger: parts.logger,
+      logRequests: config.logging.requests,
+      wire: parts.wire,
+      metrics: parts.metrics,
+      tracer: parts.tracer,
+    },
+    overload: { admission: parts.admission, retryAfterS: config.overload.retryAfterS, shed: parts.shed },
   };
-  return host;
 }

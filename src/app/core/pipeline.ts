@@ -9,7 +9,7 @@ import type { MetricsCollector } from '../../metrics/metrics-collector.ts';
 import type { WireMetrics } from '../../metrics/protocol-metrics.ts';
 import { runInScope } from '../../utils/context-storage.ts';
 import { otel } from '../../utils/otel-api.ts';
-import { type Compression, compressSync, encodingOf } from '../compression/compression.ts';
+import { compressSync, encodingOf } from '../compression/compression.ts';
 import type { Cors } from '../headers/cors.ts';
 import { type CrossOriginCheck, isUnsafe, isUpgradeRequest } from '../headers/cross-origin.ts';
 import { type HeaderPair, setSecurityHeaders } from '../headers/security-headers.ts';
@@ -24,46 +24,65 @@ import { abortedByClient, ClientGoneError, clientGone } from './client-gone.ts';
 import { adoptResult } from './compose.ts';
 import { Ctx, type CtxScope, expireRequest, isExpired, sessionOf } from './ctx.ts';
 import { type HookChain, runRequestHooks, type Seams } from './hooks.ts';
-import { bytesSent, discardReply, mustClose, writeReply } from './reply.ts';
+import { bytesSent, discardReply, mustClose, type ReplyHost, writeReply } from './reply.ts';
 import { requestIdFrom } from './request-id.ts';
 import type { RouteEntry, Router } from './router.ts';
 
 const { context: otelContext, ROOT_CONTEXT } = otel;
 
-/** What the pipeline reads from its App on every request. */
+/**
+ * What the pipeline reads from its App on every request, grouped by concern. The groups are built
+ * once with the host and never replaced: the pipeline reads a group once where it needs several of
+ * its fields.
+ */
 export interface PipelineHost {
   readonly router: Router;
-  /** Aborts when the App starts draining: event streams end then. */
-  readonly drain: AbortSignal;
   /** The App-level `onRequest` hooks (they also run for a path no route matches). */
   readonly requestHooks: HookChain[number];
   readonly seams: Seams;
+  readonly scope: CtxScope;
+  readonly inFlight: InFlight;
+  readonly security: PipelineSecurity;
+  readonly replies: PipelineReplies;
+  readonly observability: PipelineObservability;
+  readonly overload: PipelineOverload;
+}
+
+/** The headers the config decides for every request and reply (`cors`, `csrf`, `securityHeaders`). */
+export interface PipelineSecurity {
   /** `cors`; undefined while `cors.origins` is empty (no CORS header, no `Vary: Origin`). */
   readonly cors: Cors | undefined;
   /** `csrf`: refuses a browser's unsafe request or WebSocket upgrade from another origin; undefined when `csrf.enabled` is false. */
   readonly crossOrigin: CrossOriginCheck | undefined;
-  readonly scope: CtxScope;
-  readonly logger: Logger;
+  /** The headers of `securityHeaders`, computed once: written on every reply before anything else. */
+  readonly headers: readonly HeaderPair[];
+}
+
+/** What writing a reply reads (see `ReplyHost`), and whether a problem hides its internal details (`env: production`). */
+export interface PipelineReplies extends ReplyHost {
   readonly production: boolean;
+}
+
+/** The request's log line, metrics and trace. */
+export interface PipelineObservability {
+  readonly logger: Logger;
   readonly logRequests: boolean;
   /** Requests counted and logged by protocol (an App with `tls` or `http2`); undefined otherwise. */
   readonly wire: WireMetrics | undefined;
-  readonly inFlight: InFlight;
-  readonly closingConnections: boolean;
   /** Replaced by `app.setMetricsCollector`. */
   metrics: MetricsCollector | undefined;
   /** Replaced by `app.setTracer`. */
   tracer: Tracer;
+}
+
+/** Load shedding (`overload`) and what the pipeline's own 503s count. */
+export interface PipelineOverload {
   /** The admission control (`overload`); undefined when `overload.enabled` is false. */
   readonly admission: Admission | undefined;
   /** The `Retry-After` of an `OVERLOADED` 503, in seconds (`overload.retryAfterS`). */
   readonly retryAfterS: number;
   /** `flotilla_requests_shed_total{reason}`; undefined without metrics. */
   readonly shed: Counter<'reason'> | undefined;
-  /** The headers of `securityHeaders`, computed once: written on every reply before anything else. */
-  readonly securityHeaders: readonly HeaderPair[];
-  /** `compression`; undefined when `compression.enabled` is false. */
-  readonly compression: Compression | undefined;
 }
 
 /**
@@ -80,11 +99,12 @@ export interface PipelineHost {
 export function createRequestHandler(host: PipelineHost): RequestPipeline {
   // one timer for every request of this pipeline: it answers a request that ran past its limit here
   const timeouts = new HandlerTimeouts<Ctx>(host.inFlight, (ctx) => handlerTimedOut(host, ctx));
+  const securityHeaders = host.security.headers;
   // `started`: when the request was read, if it waited in the RequestQueue since; `admitted`: never shed (see QueuedHandler)
   const handler: QueuedHandler = (req, res, started = performance.now(), admitted = false, backlog = 0, expectedMs = 0) => {
     const requestId = requestIdFrom(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
-    setSecurityHeaders(res, host.securityHeaders);
+    setSecurityHeaders(res, securityHeaders);
     const url = req.url ?? '/';
     const ctx = new Ctx(host.scope, req, res, requestId, pathOf(url));
     // the request's scope: `currentContext()` anywhere in its work, its error handler and its reply
@@ -112,7 +132,7 @@ function serve(
   expectedMs: number,
 ): void {
   host.inFlight.enter(ctx);
-  const span = startServerSpan(host.tracer, ctx);
+  const span = startServerSpan(host.observability.tracer, ctx);
   let ended = false;
   const end = (completed: boolean) => {
     if (ended) return;
@@ -159,11 +179,12 @@ function route(
   expectedMs: number,
 ): void | Promise<void> {
   checkHost(ctx.req);
-  if (host.cors?.(ctx.req, ctx.res)) {
+  const { cors, crossOrigin: refuse } = host.security;
+  if (cors?.(ctx.req, ctx.res)) {
     ctx.noContent();
     return;
   }
-  if (host.crossOrigin !== undefined) crossOrigin(host.crossOrigin, ctx);
+  if (refuse !== undefined) crossOrigin(refuse, ctx);
   const found = host.router.find(ctx.method, url);
   if (found.kind === 'miss') {
     // the App's hooks run first for a 405 or a malformed URL too: an auth hook answers before `Allow` maps the routes
@@ -174,7 +195,7 @@ function route(
   const { entry } = found;
   ctx.route = entry.route.path;
   // shed before any of the route's work: no hook, no middleware, no body read
-  if (entry.sheddable && !admitted && host.admission?.admit(started, performance.now(), backlog, expectedMs) === false)
+  if (entry.sheddable && !admitted && host.overload.admission?.admit(started, performance.now(), backlog, expectedMs) === false)
     throw overloaded(host);
   ctx.params = found.params;
   ctx.query = found.query;
@@ -226,16 +247,17 @@ const accounted = new WeakSet<object>();
 
 /** The 503 of a request the admission control sheds, counted (a line each would flood the log under load). */
 function overloaded(host: PipelineHost): KError {
-  host.shed?.inc({ reason: 'overload' });
-  const error = KError.of('OVERLOADED', 'the server is overloaded: retry later', { headers: { 'Retry-After': String(host.retryAfterS) } });
+  const { shed, retryAfterS } = host.overload;
+  shed?.inc({ reason: 'overload' });
+  const error = KError.of('OVERLOADED', 'the server is overloaded: retry later', { headers: { 'Retry-After': String(retryAfterS) } });
   accounted.add(error);
   return error;
 }
 
 /** A request whose client left before its handler started: not run, answered with nothing (499 in its log line), counted. */
 function notRun(host: PipelineHost, ctx: Ctx): void {
-  host.shed?.inc({ reason: 'client-gone' });
-  if (host.logger.isLevelEnabled('debug')) ctx.logger.debug({ route: ctx.route }, 'client gone before the handler: not run');
+  host.overload.shed?.inc({ reason: 'client-gone' });
+  if (host.observability.logger.isLevelEnabled('debug')) ctx.logger.debug({ route: ctx.route }, 'client gone before the handler: not run');
 }
 
 /**
@@ -248,7 +270,7 @@ function handlerTimedOut(host: PipelineHost, ctx: Ctx): void {
   const ms = ctx[LIMIT_MS];
   const message = `the handler ran longer than ${ms} ms`;
   expireRequest(ctx, new DOMException(message, 'TimeoutError'));
-  host.shed?.inc({ reason: 'handler-timeout' });
+  host.overload.shed?.inc({ reason: 'handler-timeout' });
   ctx.logger.warn({ route: ctx.route, timeoutMs: ms }, 'handler timed out');
   const error = KError.of('HANDLER_TIMEOUT', message);
   accounted.add(error);
@@ -305,9 +327,9 @@ function respond(host: PipelineHost, ctx: Ctx): void {
   // a client gone: nobody to answer
   if (ctx.res.headersSent || ctx.res.destroyed) return;
   // the handler may have set a `Vary` of its own since the CORS step: `Origin` joins it
-  host.cors?.vary(ctx.res);
+  host.security.cors?.vary(ctx.res);
   try {
-    writeReply(host, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => {
+    writeReply(host.replies, ctx, (error) => logError(ctx, error, 'response stream failed'))?.catch((error: unknown) => {
       // timed out before the stream's first chunk: answered already
       if (isExpired(ctx)) return;
       // a client gone before the stream's first chunk: nobody to answer, and no failure of the server's
@@ -376,7 +398,12 @@ function fail(host: PipelineHost, ctx: Ctx, error: unknown): void {
 
 /** The default boundary: an error as an RFC 9457 problem, logged when it is the server's fault. */
 function boundary(host: PipelineHost, ctx: Ctx, error: unknown, fallback = false): void {
-  const problem = toProblem(error, { instance: ctx.path, requestId: ctx.requestId, traceId: ctx.traceId, production: host.production });
+  const problem = toProblem(error, {
+    instance: ctx.path,
+    requestId: ctx.requestId,
+    traceId: ctx.traceId,
+    production: host.replies.production,
+  });
   if (problem.internal && !accounted.has(error as object)) logFailure(ctx, error);
   const res = ctx.res;
   const language = localize(host, ctx, problem);
@@ -436,10 +463,11 @@ function sendProblem(host: PipelineHost, ctx: Ctx, problem: ProblemResponse, lan
   }
   if (language !== undefined) res.setHeader('Content-Language', language);
   if (problem.headers !== undefined) for (const [name, value] of Object.entries(problem.headers)) res.setHeader(name, value);
-  host.cors?.vary(res);
-  if (mustClose(host, ctx.req)) res.setHeader('Connection', 'close');
+  host.security.cors?.vary(res);
+  const replies = host.replies;
+  if (mustClose(replies, ctx.req)) res.setHeader('Connection', 'close');
   res.setHeader('Content-Type', 'application/problem+json');
-  const c = host.compression;
+  const c = replies.compression;
   // a problem is small: compressed on the spot when it passes the threshold at all
   const encoding =
     c === undefined ? undefined : encodingOf(c, ctx.req, res, problem.status, 'application/problem+json', Buffer.byteLength(body));
@@ -458,13 +486,14 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
   const status = ctx.res.headersSent ? ctx.res.statusCode : completed ? ctx.statusCode : 499;
   const route = ctx.route || UNMATCHED_ROUTE;
   endServerSpan(span, ctx, status, completed);
+  const observability = host.observability;
   try {
-    host.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });
+    observability.metrics?.recordRequest({ method: ctx.method, route, status, durationMs });
   } catch (error) {
-    host.logger.error({ err: error }, 'the metrics collector failed');
+    observability.logger.error({ err: error }, 'the metrics collector failed');
   }
-  const wire = host.wire?.request(ctx.req);
-  if (!host.logRequests) return;
+  const wire = observability.wire?.request(ctx.req);
+  if (!observability.logRequests) return;
   const line: RequestLine = {
     requestId: ctx.requestId,
     traceId: ctx.traceId, // left out of the line when undefined
@@ -481,9 +510,9 @@ function record(host: PipelineHost, ctx: Ctx, started: number, completed: boolea
     line.protocol = wire.protocol;
     line.tls = wire.tls;
   }
-  if (completed) writeRequestLine(host.logger, line);
+  if (completed) writeRequestLine(observability.logger, line);
   // the client's doing, not the server's: no warning
-  else host.logger.info({ ...line, aborted: true }, 'request aborted');
+  else observability.logger.info({ ...line, aborted: true }, 'request aborted');
 }
 
 function pathOf(url: string): string {
