@@ -36,7 +36,7 @@ export function securityHeaderList(options: ResolvedConfig['securityHeaders']): 
  * (the docs page's CSP) or an error response may still replace them.
  *
  * @example
- * setSecurityHeaders(res, host.securityHeaders);
+ * setSecurityHeaders(res, host.security.headers);
  */
 export function setSecurityHeaders(res: ServerResponse, list: readonly HeaderPair[]): void {
   for (let i = 0; i < list.length; i++) {
