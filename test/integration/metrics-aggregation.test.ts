@@ -19,8 +19,14 @@ test('one scrape of the primary sums the workers, adds its own series, and passe
   const requests = pids.length;
 
   t.assert.strictEqual((await get(metricsPort, '/metrics')).status, 200);
-  // the workers push what they counted within one snapshot interval
-  const text = await scrapeUntil(metricsPort, (body) => sample(body, 'fixture_who_total') === requests);
+  // the workers push what they counted within one snapshot interval; the service thread (started once a
+  // worker listens, later on a loaded machine) pushes its scheduler's series on its own
+  const text = await scrapeUntil(
+    metricsPort,
+    (body) =>
+      sample(body, 'fixture_who_total') === requests &&
+      sample(body, 'flotilla_scheduler_runs_total{job="tick",outcome="failure"}') !== undefined,
+  );
   t.assert.strictEqual(sample(text, 'http_requests_total{method="GET",route="/who",status="200"}'), requests);
   t.assert.strictEqual(sample(text, 'fixture_who_total'), requests, "the service's own metric, registered in every process, is summed");
   t.assert.strictEqual(sample(text, 'flotilla_workers_up'), 2);
