@@ -8,7 +8,9 @@
  * await app.listen();
  */
 
-export { App, type AppConfig, type AppOptions, type AppRole, type InjectResponse } from './app/app.ts';
+export type { Response as InjectResponse } from 'light-my-request';
+export { App } from './app/app.ts';
+export type { AppConfig, AppOptions } from './app/app-options.ts';
 export { type JwtAuth, type JwtAuthOptions, type JwtKey, jwtAuth } from './app/auth/jwt-auth.ts';
 export type {
   BodyKind,
@@ -25,7 +27,7 @@ export { Ctx, type RequestState } from './app/core/ctx.ts';
 export { currentContext } from './app/core/current-context.ts';
 export { Group } from './app/core/group.ts';
 export { clientAddress, type RateLimitOptions } from './app/core/rate-limit-policy.ts';
-export type { Controller, GroupArgs, GroupOptions, HealthChecker, Module, Registrar } from './app/core/registrar.ts';
+export type { AppRole, Controller, GroupArgs, GroupOptions, HealthChecker, Module, Registrar } from './app/core/registrar.ts';
 export type { Repository, RequestContext } from './app/core/request-context.ts';
 export type { Handler, HttpMethod, JsonSchema, Middleware, RequestHook, Route, RouteSchema } from './app/core/route.ts';
 export type { RouteProblem } from './app/core/route-problems.ts';
@@ -36,6 +38,7 @@ export type { ShutdownHook } from './app/lifecycle/shutdown.ts';
 export type { StartHook } from './app/lifecycle/start-hooks.ts';
 export type { OpenApiDocument } from './app/openapi/openapi.ts';
 export { newPage, offsetOf, PAGE_DEFAULTS, type Page, type PageQuery, pageSchema, parsePagination } from './app/pagination/page.ts';
+export type { ExpressSession, ExpressSessionStore, SessionStore, StoredSession } from './app/sessions/express-store.ts';
 export type { Session, SessionData } from './app/sessions/session.ts';
 export type { StaticOptions } from './app/static/static-options.ts';
 export type { SseEvent, SseOptions } from './app/streams/sse.ts';

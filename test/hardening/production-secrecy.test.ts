@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import type { InjectResponse } from '../../src/app/app.ts';
 import type { Route } from '../../src/app/core/route.ts';
 import { KError } from '../../src/errors/k-error.ts';
+import type { InjectResponse } from '../../src/index.ts';
 import { controller, testApp } from '../helpers/app.ts';
 
 /**

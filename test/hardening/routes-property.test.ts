@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import type { InjectResponse } from '../../src/app/app.ts';
 import { newPage } from '../../src/app/pagination/page.ts';
 import { paginated } from '../../src/app/typed/paginated.ts';
+import type { InjectResponse } from '../../src/index.ts';
 import { controller, testApp } from '../helpers/app.ts';
 import { cpuMs } from '../helpers/timing.ts';
 

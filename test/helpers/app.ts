@@ -1,5 +1,6 @@
 import type { TestContext } from 'node:test';
-import { App, type AppOptions } from '../../src/app/app.ts';
+import { App } from '../../src/app/app.ts';
+import type { AppOptions } from '../../src/app/app-options.ts';
 import type { Controller } from '../../src/app/core/registrar.ts';
 import type { Route } from '../../src/app/core/route.ts';
 import type { KConfig } from '../../src/config/types.ts';

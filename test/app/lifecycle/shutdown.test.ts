@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
-import type { AppOptions } from '../../../src/app/app.ts';
+import type { AppOptions } from '../../../src/app/app-options.ts';
 import type { KConfig } from '../../../src/config/types.ts';
 import { controller, gate, testApp } from '../../helpers/app.ts';
 import { connectionRefused, httpRequest, openSocket, readUntil, readUntilClose } from '../../helpers/http.ts';
