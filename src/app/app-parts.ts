@@ -94,6 +94,8 @@ export interface AppParts {
   setNotFoundHandler(handler: NotFoundHandler): void;
   /** `app.onShutdown`: checked, then appended to `shutdownHooks`. */
   onShutdown(hook: ShutdownHook): void;
+  /** `app.setSessionStore`: the store every `ctx.session()` of this App uses, while the App is idle and the sessions unused. */
+  setSessionStore(store: unknown): void;
   /** Routes a route: its `security` checked against the config's schemes, a `websocket` route served by the hub. */
   addRoute(route: Route, prefix: string, middlewares: readonly Middleware[], hooks: HookChain, registration?: RouteRegistration): void;
 }
@@ -257,5 +259,6 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     ...{ shutdownHooks, schedulers, startHooks, runSchedulers, rateLimit, addChecker, openapi, addRoute },
     ...{ serveStatic, registerScheduler, runScheduled, beforeServe, registerController, group, inject, injectWebSocket },
     ...{ onRequest, setErrorHandler, setNotFoundHandler, onShutdown },
+    setSessionStore: (store) => sessions.set(store, started.state),
   };
 }

@@ -158,10 +158,12 @@ export class ServicePart implements Registrar {
     this.#tracer = tracer;
   }
 
-  /** Request metrics and translations concern the workers: accepted, unused here. */
+  /** Request metrics, translations and sessions concern the workers: accepted, unused here. */
   setMetricsCollector(_collector: unknown): void {}
 
   setTranslator(_translator: unknown): void {}
+
+  setSessionStore(_store: unknown): void {}
 
   start(): Promise<void> {
     this.#started ??= (async () => {

@@ -10,6 +10,11 @@ export interface SessionStore {
   get(id: string): Promise<StoredSession | undefined>;
   /** Keeps `data` (JSON) under `id` for `ttlMs` from now, replacing what was there. */
   set(id: string, data: string, ttlMs: number): Promise<void>;
+  /**
+   * Extends the expiry of `id`, which holds `data` unchanged, to `ttlMs` from now (optional: a store
+   * without it is given a `set`). An express-session store's `touch`.
+   */
+  touch?(id: string, data: string, ttlMs: number): Promise<void>;
   /** Removes the session `id` (nothing when there is none). */
   delete(id: string): Promise<void>;
   /** Releases the store's connections and memory. */

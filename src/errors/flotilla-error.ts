@@ -60,6 +60,12 @@ export const FLOTILLA_ERRORS = {
     message: 'ctx.session() signs its cookie with cookies.secrets: set at least one secret in the config',
   },
   FLO_ERR_SESSION_VALUE: { base: TypeError, message: 'the session cannot be saved as JSON: {reason}' },
+  FLO_ERR_BAD_SESSION_STORE: {
+    base: TypeError,
+    message:
+      'app.setSessionStore expects an express-session store (get, set, destroy) or a SessionStore (get, set, delete, close), got {got}',
+  },
+  FLO_ERR_SESSION_STORE_FIXED: { base: Error, message: 'app.setSessionStore: {reason}' },
   FLO_ERR_NOT_A_WEBSOCKET: { base: Error, message: '{method} is for the ctx of a websocket route, once its socket is open' },
   FLO_ERR_BAD_JWT_OPTION: { base: TypeError, message: 'jwtAuth: {reason}' },
   // topics

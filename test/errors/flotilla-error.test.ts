@@ -140,6 +140,13 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
   FLO_ERR_SESSION_VALUE: async () => {
     throw await thrownSavingSession(10n);
   },
+  FLO_ERR_BAD_SESSION_STORE: () => quietApp().setSessionStore({ get: () => {}, set: () => {} } as never),
+  FLO_ERR_SESSION_STORE_FIXED: () => {
+    const app = quietApp();
+    const store = { get: (_sid: string, done: () => void) => done(), set: () => {}, destroy: () => {} };
+    app.setSessionStore(store);
+    app.setSessionStore(store);
+  },
   FLO_ERR_BAD_COOKIE: async () => {
     throw await thrownInHandler((ctx) => ctx.cookies.set('a b', 'x'));
   },

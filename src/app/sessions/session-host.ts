@@ -61,11 +61,13 @@ export async function loadSession(host: SessionHost, ctx: SessionRequest): Promi
 export function saveSession(host: SessionHost, ctx: SessionRequest, session: RequestSession): Promise<void> | undefined {
   const forget = session.loadedId !== undefined && session.loadedId !== session.id ? session.loadedId : undefined;
   let json: string | undefined;
+  let extend = false;
   if (session.changed) {
     // a new id with nothing in it is not worth a row (an anonymous visitor's session, a destroyed one)
     if (!session.empty || session.loadedId === session.id) json = serialize(session, host.maxBytes);
   } else if (session.loadedId !== undefined && session.ttlLeftMs < host.ttlMs * (1 - TOUCH_AFTER)) {
     json = session.loadedJson;
+    extend = true;
   }
   if (json === undefined && forget === undefined) {
     if (session.stale) clearCookie(host, ctx);
@@ -73,7 +75,7 @@ export function saveSession(host: SessionHost, ctx: SessionRequest, session: Req
   }
   const store = host.store();
   const saved = Promise.all([
-    json === undefined ? undefined : store.set(session.id, json, host.ttlMs),
+    json === undefined ? undefined : write(store, extend, session.id, json, host.ttlMs),
     forget === undefined ? undefined : store.delete(forget),
   ]);
   return saved.then(
@@ -90,6 +92,11 @@ export function saveSession(host: SessionHost, ctx: SessionRequest, session: Req
       throw unavailable(error);
     },
   );
+}
+
+/** Saves the session, or only extends its expiry when the data is as loaded and the store can (`touch`). */
+function write(store: SessionStore, extend: boolean, id: string, json: string, ttlMs: number): Promise<void> {
+  return extend && store.touch !== undefined ? store.touch(id, json, ttlMs) : store.set(id, json, ttlMs);
 }
 
 function clearCookie(host: SessionHost, ctx: SessionRequest): void {
