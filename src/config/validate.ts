@@ -1,10 +1,11 @@
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { availableCpus } from '../utils/cpus.ts';
+import { closestKey } from './closest-key.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
 import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
 import { envFromNodeEnv } from './env-default.ts';
-import { MAX_WORKERS } from './schema.ts';
+import { CONFIG_SCHEMA, MAX_WORKERS } from './schema.ts';
 import { requirementProblems } from './security-requirements.ts';
 import { SECURITY_SCHEME_TYPES } from './security-schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
@@ -85,7 +86,7 @@ export const FAST_RESTART_FAILURES = 10;
  * configProblems({ workers: 64 }, { cpus: 2 }); // [{ key: 'workers', message: 'is more than 4 × the 2 CPUs available …' }]
  */
 export function configProblems(input: unknown, host: ValidationHost = {}): ConfigProblem[] {
-  const problems = schemaProblems(checkConfig, input);
+  const problems = schemaProblems(checkConfig, input, [], undefined, CONFIG_SCHEMA);
   // a key the schema refused gets no cross-field problem too
   const refused = new Set(problems.map((p) => p.key));
   try {
@@ -270,13 +271,16 @@ function isServerUrl(url: string): boolean {
 /**
  * What a compiled schema finds wrong with `input`, one problem per leaf error, its path under `prefix`
  * (the service's settings are checked under `['settings']`); the errors about a path `ignored` accepts
- * are left out (settings read without their unset variables, see unset-settings.ts).
+ * are left out (settings read without their unset variables, see unset-settings.ts). An unknown key
+ * names the closest key `schema` (the one `check` was compiled from) allows at its place, if one is
+ * close: `unknown key; did you mean workers?` (closest-key.ts).
  */
 export function schemaProblems(
   check: ValidateFunction,
   input: unknown,
   prefix: readonly (string | number)[] = [],
   ignored: (path: readonly (string | number)[]) => boolean = () => false,
+  schema: unknown = check.schema,
 ): ConfigProblem[] {
   if (check(input)) return [];
   // a bad key name is reported once, by the check it failed, at the key itself (see `toProblem`)
@@ -284,7 +288,7 @@ export function schemaProblems(
     .filter((e) => e.keyword !== 'propertyNames')
     .filter((e) => !ignored([...prefix, ...targetOf(e)]));
   return errors.map((e) => {
-    const p = toProblem(e);
+    const p = toProblem(e, schema);
     const path = [...prefix, ...p.path];
     return { ...p, key: keyOf(path), path };
   });
@@ -313,7 +317,7 @@ function targetOf(e: ErrorObject): (string | number)[] {
   return e.keyword === 'required' ? [...path, (e.params as { missingProperty: string }).missingProperty] : path;
 }
 
-function toProblem(e: ErrorObject): ConfigProblem {
+function toProblem(e: ErrorObject, schema: unknown): ConfigProblem {
   const path = e.instancePath
     .split('/')
     .slice(1)
@@ -338,7 +342,9 @@ function toProblem(e: ErrorObject): ConfigProblem {
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty;
       const full = [...path, extra];
-      return { key: keyOf(full), path: full, message: 'unknown key' };
+      const known = propertiesAt(schema, e.schemaPath);
+      const closest = known === undefined ? undefined : closestKey(extra, known);
+      return { key: keyOf(full), path: full, message: closest === undefined ? 'unknown key' : `unknown key; did you mean ${closest}?` };
     }
     case 'enum':
       return {
@@ -355,6 +361,22 @@ function toProblem(e: ErrorObject): ConfigProblem {
     default:
       return { key: keyOf(path), path, message: e.message ?? 'is invalid' };
   }
+}
+
+/**
+ * The keys the object schema that refused a key declares: `schemaPath` is that of its
+ * `additionalProperties` (`#/properties/cluster/additionalProperties`, `#/$defs/db/additionalProperties`),
+ * a JSON pointer into `root`. Undefined when it leads nowhere.
+ */
+function propertiesAt(root: unknown, schemaPath: string): string[] | undefined {
+  if (!schemaPath.startsWith('#/')) return undefined;
+  let node = root;
+  for (const part of schemaPath.split('/').slice(1, -1)) {
+    const key = decodeURIComponent(part).replaceAll('~1', '/').replaceAll('~0', '~');
+    node = typeof node === 'object' && node !== null && Object.hasOwn(node, key) ? (node as Record<string, unknown>)[key] : undefined;
+  }
+  const properties = isPlainObject(node) ? node['properties'] : undefined;
+  return isPlainObject(properties) ? Object.keys(properties) : undefined;
 }
 
 function merge(base: unknown, over: unknown): unknown {

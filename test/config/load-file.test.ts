@@ -65,14 +65,14 @@ test('an empty file gives the defaults, without a service path', () => {
   assert.equal('servicePath' in loaded, false);
 });
 
-test('an unknown key is named with file and line, as the file was given', () => {
+test('an unknown key is named with file and line, as the file was given, with the key it misspells', () => {
   const file = relative(process.cwd(), fixture('unknown-key.yaml'));
   assert.throws(
     () => loadConfigFile(file, {}),
     (error: unknown) => {
       assert.ok(error instanceof ConfigError);
-      assert.deepEqual(error.problems, [{ key: 'prot', path: ['prot'], message: 'unknown key', file, line: 3 }]);
-      assert.match(error.message, new RegExp(`${file.replaceAll('.', '\\.')}:3: prot: unknown key`));
+      assert.deepEqual(error.problems, [{ key: 'prot', path: ['prot'], message: 'unknown key; did you mean port?', file, line: 3 }]);
+      assert.match(error.message, new RegExp(`${file.replaceAll('.', '\\.')}:3: prot: unknown key; did you mean port\\?`));
       return true;
     },
   );
