@@ -15,7 +15,8 @@ import { type AppConfig, type AppOptions, appRateLimit, splitRateLimitKey } from
 import { attachSocket } from './core/ctx.ts';
 import { type AddRoute, Group, groupArgs } from './core/group.ts';
 import { checkHook, type HookChain, type Seams } from './core/hooks.ts';
-import { createRequestHandler, type PipelineHost } from './core/pipeline.ts';
+import type { PipelineHost } from './core/host.ts';
+import { createRequestHandler } from './core/pipeline.ts';
 import type { RateLimitPolicy } from './core/rate-limit-policy.ts';
 import type { AppRole, Controller, GroupArgs, HealthChecker, Registrar } from './core/registrar.ts';
 import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
@@ -131,6 +132,8 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     bodyLimit: l.bodyBytes,
     handlerMs: timeouts.handlerMs,
     limiter: limits.limiter,
+    // routes are added once the pipeline below exists: their steps are the pipeline's
+    steps: (route) => pipeline.stepsOf(route),
   });
   const sessions = installSessions(config, logger, options.sessionStore);
   const requestHooks: RequestHook[] = [];
@@ -143,7 +146,8 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     tracer: new GlobalTracer(config.serviceName),
     translator: i18n === undefined ? undefined : CatalogTranslator.fromDirectory(i18n.directory, i18n.defaultLocale),
   });
-  const { handler, timeouts: handlerTimeouts } = createRequestHandler(host);
+  const pipeline = createRequestHandler(host);
+  const { handler, timeouts: handlerTimeouts } = pipeline;
   const sockets = installWebSockets({
     ...{ config, logger, registry, role, drain: drain.signal, deadline: deadline.signal, attach: attachSocket, topics: options.topics },
     closing: () => lifecycle?.state === 'closing' || lifecycle?.state === 'closed',

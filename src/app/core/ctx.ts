@@ -7,6 +7,7 @@ import { otel } from '../../utils/otel-api.ts';
 import type { CookieSigner } from '../cookies/cookie-signer.ts';
 import { Cookies } from '../cookies/cookies.ts';
 import { type ClientOrigin, clientOf, type ProxyTrust } from '../headers/trusted-proxy.ts';
+import { ADMITTED, BACKLOG, EXPECTED_MS, STARTED } from '../overload/arrival.ts';
 import { DEADLINE, LIMIT_MS, SLOT } from '../overload/in-flight.ts';
 import { type PageQuery, parsePagination } from '../pagination/page.ts';
 import type { RequestSession, Session } from '../sessions/session.ts';
@@ -115,6 +116,11 @@ export class Ctx<
   [DEADLINE] = 0;
   /** The limit that deadline was set from, in milliseconds. */
   [LIMIT_MS] = 0;
+  /** How the request arrived (see overload/arrival.ts), written by the pipeline. */
+  [STARTED] = 0;
+  [ADMITTED] = false;
+  [BACKLOG] = 0;
+  [EXPECTED_MS] = 0;
   /** The route's parameters (coerced and validated by `schema.params`). */
   params = {} as Params;
   /** The query string (coerced and validated by `schema.querystring`). */

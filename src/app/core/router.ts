@@ -14,10 +14,11 @@ import { type Handler, HTTP_METHODS, type HttpMethod, joinPath, type Middleware,
 import { routeProblemsProblem } from './route-problems.ts';
 import { type DocumentedRoute, documentedRoute, resolveRouteSchemas } from './route-schemas.ts';
 import { compileSerializer } from './serializer.ts';
+import type { Step } from './steps.ts';
 import { compileValidator, type RequestValidator } from './validation.ts';
 
-/** What the pipeline needs of a matched route. */
-export interface RouteEntry {
+/** What a route declares, as its steps are made from it (see `RouteStepFactory`). */
+export interface RouteFacts {
   readonly route: Route;
   readonly validator: RequestValidator;
   readonly run: RouteRun;
@@ -34,6 +35,15 @@ export interface RouteEntry {
   /** Its rate limit (its own, else its group's or the App's); `undefined`: none, and nothing to pay. */
   readonly limit: RouteLimit | undefined;
 }
+
+/** What the pipeline needs of a matched route: its facts, and its steps, made once at registration. */
+export interface RouteEntry extends RouteFacts {
+  /** The built-in steps it has, in order, then its work (see `routeSteps`): what `runSteps` runs. */
+  readonly steps: readonly Step[];
+}
+
+/** Makes a route's steps from its facts (the pipeline's `routeSteps`, with the App's step list). */
+export type StepsOf = (route: RouteFacts) => readonly Step[];
 
 /** How the App registers a route of its own (see `Router.add`). */
 export interface RouteRegistration {
@@ -75,12 +85,14 @@ export class Router {
   readonly #bodyLimit: number;
   readonly #handlerMs: number;
   readonly #limiter: LimiterFactory | undefined;
+  readonly #steps: StepsOf;
   #version = 0;
 
-  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number; limiter?: LimiterFactory }) {
+  constructor(options: { maxParamLength: number; bodyLimit: number; handlerMs?: number; limiter?: LimiterFactory; steps: StepsOf }) {
     this.#bodyLimit = options.bodyLimit;
     this.#handlerMs = options.handlerMs ?? 0;
     this.#limiter = options.limiter;
+    this.#steps = options.steps;
     this.engine = FindMyWay({
       maxParamLength: options.maxParamLength,
       caseSensitive: true,
@@ -138,7 +150,7 @@ export class Router {
     const own = late ? { ...route, handler: limitedHandler(limit, route.handler as Handler) } : route;
     const run = routeRun(own, [...middlewares, ...(route.middlewares ?? [])], validator, bodyLimit);
     const serializer = compileSerializer(full, schemas.response);
-    const entry: RouteEntry = {
+    const facts: RouteFacts = {
       route: full,
       validator,
       run,
@@ -149,6 +161,7 @@ export class Router {
       mount: registration.mount === true,
       limit: late ? undefined : limit,
     };
+    const entry: RouteEntry = { ...facts, steps: this.#steps(facts) };
     if (full.method === 'HEAD' && this.#autoHead.delete(key)) this.engine.off('HEAD', full.path);
     try {
       this.engine.on(full.method, full.path, noop, entry);

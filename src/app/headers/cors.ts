@@ -57,6 +57,36 @@ export function createCors(config: ResolvedConfig['cors']): Cors | undefined {
   return Object.assign(cors, { vary: (res: ServerResponse) => appendVary(res, 'Origin') });
 }
 
+/** A request as the CORS step reads it (the core's `Ctx` is one): `noContent` answers a preflight. */
+export interface CorsRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  noContent(): void;
+}
+
+/**
+ * CORS as a step of every request (see `PipelineSteps.arrival`): its headers applied, a preflight
+ * answered 204 on the spot (no route is looked up), and `beforeReply`, which adds `Origin` to the
+ * reply's `Vary` again as it is written (a handler may have set a `Vary` of its own since).
+ * Undefined when CORS is off.
+ *
+ * @example
+ * const cors = corsSteps(config.cors);
+ * cors?.arrival(ctx); // ctx.reply is a 204 for a preflight
+ */
+export function corsSteps(
+  config: ResolvedConfig['cors'],
+): { arrival: (request: CorsRequest) => void; beforeReply: (res: ServerResponse) => void } | undefined {
+  const cors = createCors(config);
+  if (cors === undefined) return undefined;
+  return {
+    arrival: (request) => {
+      if (cors(request.req, request.res)) request.noContent();
+    },
+    beforeReply: cors.vary,
+  };
+}
+
 /**
  * Adds header names to a reply's `Vary`, after those it has: a name it lists already (in any case),
  * or a `Vary: *`, is left as it is; nothing is replaced, nothing repeated. A no-op once the head is

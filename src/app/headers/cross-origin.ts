@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { ResolvedConfig } from '../../config/types.ts';
+import { KError } from '../../errors/k-error.ts';
 
 /** What the check needs of a request it applies to (`isUnsafe`, `isUpgradeRequest`): its headers and the host it was sent to (`ctx.host`). */
 export type CrossOriginCheck = (headers: IncomingHttpHeaders, host: string) => boolean;
@@ -65,6 +67,34 @@ export function crossOriginCheck(trustedOrigins: readonly string[]): CrossOrigin
     if (site !== undefined) return site !== 'same-origin' && site !== 'none' && !fromTrusted(origin);
     if (origin === undefined) return false;
     return hostOf(origin) !== host.toLowerCase() && !fromTrusted(origin);
+  };
+}
+
+/** A request as the CSRF step reads it (the core's `Ctx` is one): `host` is the one the client asked for (a trusted proxy's). */
+export interface CrossOriginRequest {
+  readonly req: IncomingMessage;
+  readonly method: string;
+  readonly host: string;
+}
+
+/**
+ * `csrf` as a step of every request (see `PipelineSteps.arrival`): an unsafe method, or an upgrade
+ * (a WebSocket's handshake, refused before it completes), from another site is a 403
+ * `CROSS_ORIGIN_REQUEST`, judged on the host the client asked for. The origins CORS allows are
+ * trusted too. Undefined when `csrf.enabled` is false.
+ *
+ * @example
+ * const csrf = csrfStep(config);
+ * csrf?.(ctx); // throws for a cross-site POST
+ */
+export function csrfStep(config: Pick<ResolvedConfig, 'csrf' | 'cors'>): ((request: CrossOriginRequest) => void) | undefined {
+  if (!config.csrf.enabled) return undefined;
+  const refuse = crossOriginCheck([...config.csrf.trustedOrigins, ...config.cors.origins.filter((o) => o !== '*')]);
+  return (request) => {
+    const upgrade = isUpgradeRequest(request.req);
+    if (!(upgrade || isUnsafe(request.method)) || !refuse(request.req.headers, request.host)) return;
+    const what = upgrade ? 'a cross-origin WebSocket upgrade' : 'a cross-origin request';
+    throw KError.of('CROSS_ORIGIN_REQUEST', `${what} from a browser: refused (csrf)`);
   };
 }
 

@@ -36,13 +36,28 @@ export function securityHeaderList(options: ResolvedConfig['securityHeaders']): 
  * (the docs page's CSP) or an error response may still replace them.
  *
  * @example
- * setSecurityHeaders(res, host.security.headers);
+ * setSecurityHeaders(res, securityHeaderList(config.securityHeaders));
  */
 export function setSecurityHeaders(res: ServerResponse, list: readonly HeaderPair[]): void {
   for (let i = 0; i < list.length; i++) {
     const pair = list[i]!;
     res.setHeader(pair[0], pair[1]);
   }
+}
+
+/**
+ * The security headers as the first step of every request (see `PipelineSteps.arrival`), before
+ * anything else is written; undefined when `securityHeaders` sets none.
+ *
+ * @example
+ * const step = securityHeadersStep(config.securityHeaders);
+ * step?.(ctx); // X-Content-Type-Options: nosniff, …
+ */
+export function securityHeadersStep(
+  options: ResolvedConfig['securityHeaders'],
+): ((request: { readonly res: ServerResponse }) => void) | undefined {
+  const list = securityHeaderList(options);
+  return list.length === 0 ? undefined : (request) => setSecurityHeaders(request.res, list);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { type Arrival, STARTED } from './arrival.ts';
 import { DEADLINE, type InFlight, LIMIT_MS, type TrackedRequest } from './in-flight.ts';
 
 /** A request that can be timed out: one in flight whose reply may have begun (the core's `Ctx` is one). */
@@ -46,6 +47,18 @@ export class HandlerTimeouts<R extends TimedRequest = TimedRequest> {
     ctx[DEADLINE] = at;
     ctx[LIMIT_MS] = limitMs;
     if (at < this.#wakeAt) this.#arm(at, performance.now());
+  }
+
+  /**
+   * A route's step for its limit: watches each of its requests from when it was read (its
+   * {@link STARTED}), the time it may have waited in the RequestQueue included.
+   *
+   * @example
+   * const step = timeouts.step(20_000);
+   * step(ctx); // when the route is found
+   */
+  step(limitMs: number): (request: R & Arrival) => void {
+    return (request) => this.watch(request, request[STARTED] + limitMs, limitMs);
   }
 
   /** Drops the timer (the App has closed). */
