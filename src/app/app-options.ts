@@ -1,4 +1,4 @@
-import type { DestinationStream } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import type { CounterStore } from '../coordination/counter-store.ts';
 import type { TopicTransport } from '../coordination/replica-topics.ts';
@@ -8,12 +8,25 @@ import type { AppRole } from './core/registrar.ts';
 import type { ConnectionSource } from './transport/connection-source.ts';
 
 /**
- * How an App is hosted. Users leave these out; the cluster's worker process
- * sets them (`src/worker/worker-main.ts`) to hand signals, schedulers and the
+ * How an App is hosted. Users give at most `logger`; the cluster's worker process
+ * sets the others (`src/worker/worker-main.ts`) to hand signals, schedulers and the
  * metrics endpoint to the primary.
  */
 export interface AppOptions {
-  /** Where log lines go (default: stdout). */
+  /**
+   * The service's own pino logger: flotilla's request lines and its own lines (start-up, shutdown,
+   * errors, `ctx.logger`'s children) go through it, with its bindings, redaction, serializers, mixin,
+   * level and destination; `logging.level` and `logging.pretty` are then not used (the logger is the
+   * service's), `logging.requests` still turns the request lines off. What flotilla binds of its own
+   * (the worker's slot, a request's id) it adds with `logger.child(…)`. Default: flotilla's logger,
+   * JSON lines on stdout (docs/guides/logging.md).
+   *
+   * @example
+   * const logger = pino({ redact: ['req.headers.authorization'], base: { team: 'books' } });
+   * const app = new App(config, { logger });
+   */
+  logger?: Logger;
+  /** Where flotilla's own logger writes (default: stdout); not used with `logger`. */
   logStream?: DestinationStream;
   /** Where the setup runs, as `app.role` tells it (default `standalone`): information, it changes nothing here. */
   role?: AppRole;

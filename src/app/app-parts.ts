@@ -115,7 +115,7 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
   const config = resolveConfig(plain ?? {});
   const rateLimit = appRateLimit(config, key);
   const role = options.role ?? 'standalone';
-  const logger = createLogger(config, options.logStream, options.logBindings);
+  const logger = createLogger(config, options.logStream, options.logBindings, options.logger);
   const inFlight = new InFlight();
   const deadline = new AbortController();
   // every open event stream waits on it: no listener limit (see sse.ts, which removes its own)

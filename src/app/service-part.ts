@@ -60,15 +60,19 @@ export class ServicePart implements Registrar {
   readonly #publish: (topic: string, payload: TopicPayload) => void;
   #publishes: ((topic: string) => void) | undefined;
 
-  /** `publish`: where `app.publish` sends (the service thread posts it to the primary, which hands it to the workers). */
+  /**
+   * `publish`: where `app.publish` sends (the service thread posts it to the primary, which hands it to the workers);
+   * `logger`: the service's own (`defineService({ logger })`), the bindings added as its child.
+   */
   constructor(
     config: ResolvedConfig,
     logBindings: Record<string, unknown> = {},
     publish: (topic: string, payload: TopicPayload) => void = () => {},
+    logger?: Logger,
   ) {
     this.#publish = publish;
     this.config = config;
-    this.logger = createLogger(config, undefined, logBindings);
+    this.logger = createLogger(config, undefined, logBindings, logger);
     this.#tracer = new GlobalTracer(config.serviceName);
   }
 

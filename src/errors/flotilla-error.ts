@@ -106,7 +106,7 @@ export const FLOTILLA_ERRORS = {
   // services and the cluster
   FLO_ERR_BAD_SERVICE_SETUP: {
     base: TypeError,
-    message: 'defineService expects a setup function (app) => void or { settings: schema, setup(app) }, got {got}',
+    message: 'defineService expects a setup function (app) => void or { settings?: schema, logger?: () => Logger, setup(app) }, got {got}',
   },
   FLO_ERR_BAD_SERVICE_MODULE: {
     base: TypeError,
@@ -117,6 +117,10 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_PRETTY_MISSING: {
     base: Error,
     message: 'logging.pretty needs the pino-pretty package: npm install --save-dev pino-pretty (or turn logging.pretty off)',
+  },
+  FLO_ERR_BAD_LOGGER: {
+    base: TypeError,
+    message: 'the logger option expects a pino Logger (defineService: a function returning one), got {got}',
   },
 } as const satisfies Record<string, { base: FlotillaErrorBase; message: string }>;
 

@@ -10,6 +10,7 @@
  * `flotilla:shutdown-complete` after its hooks.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { Logger } from 'pino';
 import { type App, ServicePart } from '../app/index.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
@@ -17,6 +18,7 @@ import type { FallbackValue } from '../config/interpolate.ts';
 import { locateProblems } from '../config/load-file.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
+import type { TopicPayload } from '../coordination/replica-topics.ts';
 import { dispatcher, ignore } from '../ipc/dispatch.ts';
 import { type BootFailedMessage, isPrimaryMessage, msg, type PrimaryMessage, type WorkerMessage } from '../ipc/protocol.ts';
 import { toMetricFamilies } from '../metrics/metric-families.ts';
@@ -56,13 +58,23 @@ try {
   bootFailed('service', (error as Error).message);
 }
 const post = (message: WorkerMessage) => port.postMessage(message);
-// a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
 const adopted = adoptResolvedConfig(config);
 markSettingsFallbacks(adopted, settingsFallbacks);
-const part = new ServicePart(adopted, { role: 'primary', thread: 'service' }, (topic, payload) => {
-  const { data, binary } = encodePayload(payload);
-  post(msg.publish(topic, data, binary));
-});
+/** The service's module, loaded before its part: its `defineService({ logger })` makes the part's logger, called here once. */
+const { setup, part } = await (async () => {
+  try {
+    const setup = await loadService<App>(servicePath);
+    const logger = setup.logger?.() as Logger | undefined;
+    // a cron job's app.publish: the primary hands it to every worker (src/primary/topic-relay.ts)
+    const publish = (topic: string, payload: TopicPayload) => {
+      const { data, binary } = encodePayload(payload);
+      post(msg.publish(topic, data, binary));
+    };
+    return { setup, part: new ServicePart(adopted, { role: 'primary', thread: 'service' }, publish, logger) };
+  } catch (error) {
+    return bootFailed('service', describeServiceError(error, servicePath));
+  }
+})();
 const vitals = new Vitals();
 
 /** The shutdown began: a `beforeServe` hook it aborted is no failure of the thread. */
@@ -109,7 +121,7 @@ port.on('message', (message: unknown) => {
 
 try {
   // the setup is typed for an App; the part has its registration API (see src/app/service-part.ts)
-  await (await loadService<App>(servicePath))(part as unknown as App);
+  await setup(part as unknown as App);
 } catch (error) {
   if (error instanceof ConfigError && configFile !== undefined) bootFailed('config', locateProblems(configFile, error.problems).message);
   bootFailed('service', describeServiceError(error, servicePath));

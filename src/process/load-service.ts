@@ -2,8 +2,8 @@ import { pathToFileURL } from 'node:url';
 import { undeclaredSettings } from '../config/settings.ts';
 import { createError } from '../errors/flotilla-error.ts';
 
-/** A service module's setup function, as loaded: `(app) => void | Promise<void>`. */
-export type LoadedSetup<A> = ((app: A) => void | Promise<void>) & { readonly settingsSchema?: object };
+/** A service module's setup function, as loaded: `(app) => void | Promise<void>`, with its logger factory (`defineService({ logger })`). */
+export type LoadedSetup<A> = ((app: A) => void | Promise<void>) & { readonly settingsSchema?: object; readonly logger?: () => unknown };
 
 /**
  * Imports the service module and returns its setup function (the default
@@ -19,8 +19,9 @@ export async function loadService<A extends { readonly config: { readonly settin
     throw createError('FLO_ERR_BAD_SERVICE_MODULE', { path: servicePath });
   }
   if (setup.settingsSchema !== undefined) return setup;
-  return (app: A) => {
+  const refusingSettings = (app: A) => {
     if (app.config.settings !== undefined) throw undeclaredSettings();
     return setup(app);
   };
+  return setup.logger === undefined ? refusingSettings : Object.assign(refusingSettings, { logger: setup.logger });
 }

@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import type { Logger } from 'pino';
 import { App, awaitsStartHooks, headerLines, securityHeaderList } from '../app/index.ts';
 import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
@@ -72,22 +73,46 @@ const sessionStore = new PrimarySessionStore((message) => {
 const topics = new IpcTopics((message) => {
   if (process.connected) process.send?.(message);
 });
+/**
+ * The service's module, loaded before the App: its `defineService({ logger })` makes the App's logger,
+ * called here once. What fails here (the import, the factory) fails the boot, reported by `boot()`.
+ */
+const service = await (async () => {
+  try {
+    const setup = await loadService<App>(start.servicePath);
+    return { setup, logger: setup.logger?.() as Logger | undefined, failure: undefined };
+  } catch (failure) {
+    return { setup: undefined, logger: undefined, failure };
+  }
+})();
 // the primary relays signals, runs the schedulers once and serves the cluster's metrics; the worker's
 // registry carries its process metrics for the primary to sum
-const app = new App(config, {
-  counterStore,
-  sessionStore,
-  role: 'worker',
-  logBindings: { worker: start.slot },
-  handleSignals: false,
-  runSchedulers: false,
-  serveMetrics: false,
-  processMetrics: true,
-  ...(handed === undefined ? {} : { connections: handed }),
-  topics,
-  // the primary watches the certificate files and hands every worker the pair (flotilla:certificates)
-  watchCertificates: false,
-});
+const newApp = (logger: Logger | undefined) =>
+  new App(config, {
+    ...(logger === undefined ? {} : { logger }),
+    counterStore,
+    sessionStore,
+    role: 'worker',
+    logBindings: { worker: start.slot },
+    handleSignals: false,
+    runSchedulers: false,
+    serveMetrics: false,
+    processMetrics: true,
+    ...(handed === undefined ? {} : { connections: handed }),
+    topics,
+    // the primary watches the certificate files and hands every worker the pair (flotilla:certificates)
+    watchCertificates: false,
+  });
+let bootFailure = service.failure;
+let app: App;
+try {
+  app = newApp(service.logger);
+} catch (error) {
+  // a `logger` that is not a pino logger (FLO_ERR_BAD_LOGGER): flotilla's own says so
+  if (service.logger === undefined) throw error;
+  bootFailure = error;
+  app = newApp(undefined);
+}
 const vitals = new Vitals();
 const send = (message: WorkerMessage, then?: () => void) => {
   if (process.connected) process.send?.(message, undefined, {}, () => then?.());
@@ -233,7 +258,8 @@ function watch(): void {
 /** Runs the service's setup and listens; a failure a restart cannot fix ends here with `bootFailed`. */
 async function boot(): Promise<void> {
   try {
-    await (await loadService<App>(start.servicePath))(app);
+    if (service.setup === undefined || bootFailure !== undefined) throw bootFailure;
+    await service.setup(app);
   } catch (error) {
     if (error instanceof ConfigError && start.configFile !== undefined) {
       return bootFailed('config', locateProblems(start.configFile, error.problems).message, error);

@@ -258,7 +258,7 @@ test('undeclaredSettings is one problem on settings that says how to declare the
   t.assert.match(error.message, /settings: the service declares no settings schema.*defineService\(\{ settings: schema, setup \}\)/);
 });
 
-test('defineService refuses a definition without a settings schema or a setup: FLO_ERR_BAD_SERVICE_SETUP', (t: TestContext) => {
+test('defineService refuses a definition without a setup, a bad settings schema or logger: FLO_ERR_BAD_SERVICE_SETUP', (t: TestContext) => {
   const schema = { type: 'object' };
   for (const bad of [
     undefined,
@@ -266,7 +266,8 @@ test('defineService refuses a definition without a settings schema or a setup: F
     42,
     {},
     { settings: schema },
-    { setup() {} },
+    { logger: () => undefined },
+    { logger: 'pino', setup() {} },
     { settings: null, setup() {} },
     { settings: 'object', setup() {} },
     { settings: schema, setup: 'not a function' },
@@ -277,7 +278,7 @@ test('defineService refuses a definition without a settings schema or a setup: F
         error instanceof FlotillaError &&
         error instanceof TypeError &&
         error.code === 'FLO_ERR_BAD_SERVICE_SETUP' &&
-        /settings: schema/.test(error.message),
+        /settings\?: schema/.test(error.message),
       `refused: ${String(bad)}`,
     );
   }

@@ -184,6 +184,7 @@ const MISUSES: Record<FlotillaErrorCode, () => unknown> = {
     return new PromMetricsCollector(registry);
   },
   FLO_ERR_BAD_SERVICE_SETUP: () => defineService('nope' as never),
+  FLO_ERR_BAD_LOGGER: () => new flotilla.App({}, { logger: console as never }),
   FLO_ERR_BAD_SERVICE_MODULE: () => {
     const path = join(scratch, 'no-setup.mjs');
     writeFileSync(path, 'export const answer = 42;\n');

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { ResolvedConfig } from '../../config/types.ts';
+import { createError, describeValue } from '../../errors/flotilla-error.ts';
 import { LineWriter } from './line-writer.ts';
 import { prettyStream } from './pretty-stream.ts';
 import { ownLogger } from './request-line.ts';
@@ -9,7 +10,8 @@ export const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization',
 const CENSOR = '[redacted]';
 
 /**
- * The App's pino logger: JSON lines, ISO time, service name, and the
+ * The App's pino logger, or with `given` (`new App(config, { logger })`,
+ * `defineService({ logger })`) that one, see {@link adoptLogger}: JSON lines, ISO time, service name, and the
  * credentials of any `headers` object (at the top level of a line, or one level
  * down such as `req.headers`) replaced by `[redacted]`. This check costs a
  * glance at the line's top-level keys, unlike pino's path-based `redact`,
@@ -22,7 +24,13 @@ const CENSOR = '[redacted]';
  * worker's profile as much as the request's own response. With
  * `logging.pretty`, lines are human-readable instead (`pretty-stream.ts`).
  */
-export function createLogger(config: ResolvedConfig, stream?: DestinationStream, bindings: Record<string, unknown> = {}): Logger {
+export function createLogger(
+  config: ResolvedConfig,
+  stream?: DestinationStream,
+  bindings: Record<string, unknown> = {},
+  given?: Logger,
+): Logger {
+  if (given !== undefined) return adoptLogger(given, bindings);
   const logger = pino(
     {
       level: config.logging.level,
@@ -34,6 +42,32 @@ export function createLogger(config: ResolvedConfig, stream?: DestinationStream,
   );
   ownLogger(logger);
   return logger;
+}
+
+/**
+ * The service's own pino logger as the App's: flotilla's bindings (the worker's
+ * slot, the service thread's role) added with `logger.child(…)`, nothing else
+ * changed. Its level, redaction, serializers, mixin and destination are the
+ * service's: `logging.level` and `logging.pretty` do not apply, and its lines
+ * go through pino's own line builder (request-line.ts writes none itself).
+ * Anything that is not a pino logger is refused with `FLO_ERR_BAD_LOGGER`.
+ *
+ * @example
+ * const logger = adoptLogger(pino({ redact: ['req.headers.authorization'] }), { worker: 0 });
+ */
+export function adoptLogger(given: Logger, bindings: Record<string, unknown> = {}): Logger {
+  if (!isLogger(given)) throw createError('FLO_ERR_BAD_LOGGER', { got: describeValue(given) });
+  return Object.keys(bindings).length === 0 ? given : given.child(bindings);
+}
+
+/** Whether `value` has what flotilla calls on a pino logger. */
+function isLogger(value: unknown): value is Logger {
+  if (typeof value !== 'object' || value === null) return false;
+  const logger = value as Record<string, unknown>;
+  return (
+    ['child', 'trace', 'debug', 'info', 'warn', 'error', 'fatal', 'isLevelEnabled'].every((name) => typeof logger[name] === 'function') &&
+    typeof logger['level'] === 'string'
+  );
 }
 
 let lastMs = 0;
