@@ -91,6 +91,8 @@ export interface ColdStartRun {
   cache: 'warm' | 'cold';
   /** Spawn → the first 200 on `GET /items/1`. */
   ms: number;
+  /** CPU time of the tree by then (every process, every thread): what a busy machine distorts least. */
+  cpuMs: number;
   noisePct: number;
 }
 
@@ -167,7 +169,7 @@ async function coldStart(c: FootprintContender, cache: 'warm' | 'cold', warmDir:
   const noise = noisePct(before, clocks(), treeS, ms / 1000);
   await stopTree(server);
   if (cache === 'cold') rmSync(dir, { recursive: true, force: true });
-  return { contender: c.name, round, cache, ms, noisePct: noise };
+  return { contender: c.name, round, cache, ms, cpuMs: treeS * 1000, noisePct: noise };
 }
 
 /** Files and kB under a directory. */
@@ -339,7 +341,8 @@ export async function runFootprint(o: FootprintOptions): Promise<Omit<FootprintR
         const run = await coldStart(c, cache, warmDirs.get(c.name)!, round);
         coldStarts.push(run);
         o.log(
-          `round ${round}/${o.rounds} cold start, ${cache} cache, ${c.name}: ${Math.round(run.ms)} ms, noise ${Math.round(run.noisePct)} %`,
+          `round ${round}/${o.rounds} cold start, ${cache} cache, ${c.name}: ${Math.round(run.ms)} ms, CPU ${Math.round(run.cpuMs)} ms, ` +
+            `noise ${Math.round(run.noisePct)} %`,
         );
       }
     }
