@@ -13,7 +13,8 @@ export type EntryPoint =
   | 'worker/worker-main'
   | 'worker/watchdog-thread'
   | 'primary/service-thread'
-  | 'primary/service-thread-main';
+  | 'primary/service-thread-main'
+  | 'primary/settings-check-thread';
 
 /** Every entry point: the bundle's entries beside `index` and `cli/main`. */
 export const ENTRY_POINTS: readonly EntryPoint[] = [
@@ -22,6 +23,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   'worker/watchdog-thread',
   'primary/service-thread',
   'primary/service-thread-main',
+  'primary/settings-check-thread',
 ];
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

@@ -26,6 +26,7 @@ import { PrimaryMetrics } from './primary-metrics.ts';
 import { ClusterCounts } from './rate-limit-counter.ts';
 import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
 import { ServiceHost } from './service-host.ts';
+import { checkSettingsInThread, type SettingsCheck } from './settings-check.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
 import { TlsRotation } from './tls-rotation.ts';
@@ -100,6 +101,8 @@ export class Primary {
   #replicas: Coordinator | undefined;
   /** The TLS certificate pair, read and watched here for every worker (`tls`). */
   readonly #tls: TlsRotation | undefined;
+  /** The check of the service's `settings` that runs at the start, before the primary opens a port (settings-check.ts). */
+  #settingsCheck: SettingsCheck | undefined;
 
   constructor(options: PrimaryOptions) {
     this.#o = options;
@@ -207,6 +210,19 @@ export class Primary {
 
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
+    const { config, servicePath, configFile } = this.#o;
+    const settingsFallbacks = settingsFallbacksOf(config);
+    const settings = checkSettingsInThread({ config, servicePath, settingsFallbacks, ...(configFile === undefined ? {} : { configFile }) });
+    this.#settingsCheck = settings;
+    if (this.#distributor !== undefined) {
+      // the primary binds the service port itself: the settings first (otherwise the workers start meanwhile,
+      // and the metrics endpoint waits for the verdict, see #startOwnParts)
+      const verdict = await settings.verdict;
+      if (verdict.valid === false) {
+        process.stderr.write(`flotilla: ${verdict.message}\n`);
+        return 2;
+      }
+    }
     // before the signals are trapped: nothing runs yet that a signal's default action would cut short
     const port = await this.#bind();
     if (port === undefined) {
@@ -218,7 +234,7 @@ export class Primary {
     const untrap = this.#trapSignals();
     this.#tls?.start();
     this.#supervisor.start();
-    void this.#startOwnParts();
+    void this.#startOwnParts(settings);
     const code = await this.#done.promise;
     untrap();
     return code;
@@ -249,13 +265,22 @@ export class Primary {
   }
 
   /**
-   * The metrics endpoint, then, once a worker listens or awaits the service's `beforeServe` hooks, the
-   * service thread: the workers that await the hooks listen once it is ready (migrations are done
-   * before any worker serves).
+   * Once the settings are known valid (the check's verdict, or a worker that ran the setup), the metrics
+   * endpoint; then, once a worker listens or awaits the service's `beforeServe` hooks, the service
+   * thread: the workers that await the hooks listen once it is ready (migrations are done before any
+   * worker serves). Invalid settings stop the start, the problems on stderr, exit 2, with no port open.
    */
-  async #startOwnParts(): Promise<void> {
+  async #startOwnParts(settings: SettingsCheck): Promise<void> {
     const { config, logger } = this.#o;
     try {
+      const ranSetup = this.#serviceWanted.promise.then(() => ({ valid: true }) as const);
+      const verdict = await Promise.race([settings.verdict, ranSetup]);
+      settings.stop();
+      if (verdict.valid === false && this.#shutdown === undefined) {
+        process.stderr.write(`flotilla: ${verdict.message}\n`);
+        void this.shutdown('invalid settings', 2);
+      }
+      if (this.#shutdown !== undefined) return;
       const source = {
         collect: () => this.scrape(),
         contentType: Registry.PROMETHEUS_CONTENT_TYPE,
@@ -391,6 +416,7 @@ export class Primary {
   shutdown(reason: string, failureCode = 0): Promise<void> {
     this.#shutdown ??= (async () => {
       this.#o.logger.info({ reason }, 'cluster shutting down');
+      this.#settingsCheck?.stop();
       const ok = await runPrimaryShutdown({
         logger: this.#o.logger,
         supervisor: this.#supervisor,
