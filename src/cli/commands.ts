@@ -11,6 +11,7 @@ import { type LoadedConfig, type LoadOptions, loadConfigFile, locateProblems, ST
 import { redactConfig } from '../config/redact.ts';
 import { checkSettings, redactSettings, secretPaths, undeclaredSettings } from '../config/settings.ts';
 import { unsetPathsOf, withUnsetMarkers } from '../config/unset-settings.ts';
+import { missingClient } from '../coordination/import-client.ts';
 import { entryPoint, PACKAGE_JSON } from '../entry-points.ts';
 import { Primary } from '../primary/primary.ts';
 import { loadService } from '../process/load-service.ts';
@@ -63,6 +64,8 @@ async function main(argv: readonly string[]): Promise<number> {
     loaded = loadConfigFile(configFile, process.env, options);
     // in production, the secrets on development fallbacks: the file's and the settings', all at once
     if (loaded.secretProblems.length > 0) throw await secretsRefused(loaded, configFile);
+    // before any port opens: the client package coordination.url needs, which workers would miss one by one
+    if (args.command === 'start' || args.command === 'dev') clientRequired(loaded, configFile);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`flotilla: ${error.message}\n`);
@@ -223,6 +226,19 @@ function located<T>(configFile: string, fn: () => T): T {
   } catch (error) {
     throw locate(error);
   }
+}
+
+/**
+ * Throws a `ConfigError` at `coordination.url` when the client package it needs (`@redis/client` or
+ * `pg`, optional peer dependencies) is not installed: the start stops there, exit 2, naming the
+ * package to install.
+ */
+function clientRequired(loaded: LoadedConfig, configFile: string): void {
+  const missing = missingClient(loaded.config.coordination.url);
+  if (missing === undefined) return;
+  const { scheme, name } = missing;
+  const message = `is a ${scheme}:// URL: install ${name} (npm install ${name}), an optional peer dependency of flotilla`;
+  throw locateProblems(configFile, [{ key: 'coordination.url', path: ['coordination', 'url'], message }]);
 }
 
 function requireService(loaded: LoadedConfig): string {

@@ -96,7 +96,7 @@ export const FLOTILLA_ERRORS = {
   FLO_ERR_JOB_NOT_RUNNABLE: { base: Error, message: 'runScheduled({name}): {reason}' },
   FLO_ERR_COORDINATION_CLIENT_MISSING: {
     base: Error,
-    message: 'coordination.url uses {scheme}:// and needs the {name} package, an optional dependency of flotilla: npm install {name}',
+    message: 'coordination.url is a {scheme}:// URL: install {name} (npm install {name}), an optional peer dependency of flotilla',
   },
   // migrations
   FLO_ERR_BAD_MIGRATE_OPTION: { base: TypeError, message: 'migrate(): {reason}' },

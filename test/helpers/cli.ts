@@ -41,7 +41,8 @@ export async function runCli(args: readonly string[], options: CliRunOptions = {
 /**
  * `flotilla <args>` to its exit, in a process group of its own that is SIGKILLed after the test
  * whatever happened (a `start` that did start leaves no worker behind); rejects after `timeoutMs`.
- * `env` replaces this process's environment; `execArgv` are the CLI's Node flags.
+ * `env` replaces this process's environment; `execArgv` are the CLI's Node flags; `cli` its main
+ * module, when not this checkout's (a copy of it installed otherwise).
  *
  * @example
  * const run = await runCliInGroup(t, ['start', '--config', 'app.yaml'], { cwd: dir, env }); // run.code === 2
@@ -49,9 +50,9 @@ export async function runCli(args: readonly string[], options: CliRunOptions = {
 export function runCliInGroup(
   t: TestContext,
   args: readonly string[],
-  options: CliRunOptions & { execArgv?: readonly string[] } = {},
+  options: CliRunOptions & { execArgv?: readonly string[]; cli?: string } = {},
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, [...(options.execArgv ?? []), CLI, ...args], {
+  const child = spawn(process.execPath, [...(options.execArgv ?? []), options.cli ?? CLI, ...args], {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: options.env ?? process.env,
     detached: true,

@@ -11,7 +11,7 @@ const PRIMARY_POOL_SIZE = 1;
  * `databaseUrl` is set (a pool of `poolSize` connections per worker, one in
  * the primary), else the embedded SQLite file `databaseFile`. Each driver is
  * imported only when chosen: a PostgreSQL deployment never loads `node:sqlite`,
- * and `pg` (an optional dependency) need not be installed for the embedded one.
+ * and `pg` (an optional peer dependency) need not be installed for the embedded one.
  * Nothing connects here: the first statement does.
  *
  * @example

@@ -18,7 +18,7 @@ export interface PostgresOptions {
 type Cancelling = Client & { cancel(target: PoolClient, query: unknown): void };
 
 /**
- * PostgreSQL through `pg` (an optional dependency: imported only when a
+ * PostgreSQL through `pg` (an optional peer dependency: imported only when a
  * `databaseUrl` is set), one pool per process. A statement whose `signal`
  * aborts is cancelled on the server: node-postgres sends a CancelRequest with
  * the backend's key on a fresh connection (no pool slot, no waiting), and the
@@ -46,7 +46,7 @@ export class PostgresDatabase implements Database {
     try {
       pg = await import('pg');
     } catch (error) {
-      throw new Error('settings.databaseUrl is set but the optional dependency "pg" is not installed: npm install pg', { cause: error });
+      throw new Error('settings.databaseUrl is set but "pg", an optional peer dependency, is not installed: npm install pg', { cause: error });
     }
     const pool = new pg.Pool({
       connectionString: o.url,
