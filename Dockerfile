@@ -13,7 +13,12 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json
 FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+# The runtime dependencies, then pg and @redis/client: optional peer dependencies of flotilla, which the image installs
+# itself (deploy/kubernetes.yaml keeps the books in PostgreSQL and coordinates through Redis or PostgreSQL), at the
+# versions package-lock.json records. `--save-prod --no-save`: as runtime dependencies, package.json left as it is.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+  && npm install --omit=dev --save-prod --no-save --ignore-scripts --no-audit --no-fund \
+    $(node -p "['pg', '@redis/client'].map((name) => name + '@' + require('./package-lock.json').packages['node_modules/' + name].version).join(' ')")
 
 FROM node:24-slim
 # production (also flotilla start's default): no /docs, no internal error details, and the development fallbacks of

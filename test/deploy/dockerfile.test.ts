@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } fr
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
+import { run } from '../helpers/user-project.ts';
 
 // No Docker engine runs the tests: check what the image depends on instead.
 const root = resolve(import.meta.dirname, '../..');
@@ -69,4 +70,33 @@ test('the image is hardened: non-root user, STOPSIGNAL, HEALTHCHECK without curl
   assert.match(dockerfile, /npm ci --omit=dev/);
   const ignore = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n');
   for (const entry of ['node_modules', 'dist', '.git']) assert.ok(ignore.includes(entry), `.dockerignore lists ${entry}`);
+});
+
+test('the image installs pg and @redis/client, the optional peers deploy/ uses, at the versions of the lock', async () => {
+  // the deps stage's RUN instructions, run as the build runs them: on package.json and package-lock.json alone
+  const stage = dockerfile.slice(dockerfile.indexOf(' AS deps\n'), dockerfile.indexOf('\nFROM ', dockerfile.indexOf(' AS deps\n')));
+  const runs = stage
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.startsWith('RUN '))
+    .map((l) => l.slice('RUN '.length));
+  assert.ok(runs.length > 0, 'the deps stage runs npm');
+  const deps = mkdtempSync(join(tmpdir(), 'flotilla-image-deps-'));
+  try {
+    for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(deps, file));
+    for (const command of runs) await run(deps, 'sh', ['-c', command], { env: { npm_config_prefer_offline: 'true' } });
+    const lock = JSON.parse(readFileSync(join(deps, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
+    for (const name of ['pg', '@redis/client']) {
+      const installed = JSON.parse(readFileSync(join(deps, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+      assert.equal(installed.version, lock.packages[`node_modules/${name}`]!.version, `${name} as the lock records it`);
+    }
+    assert.equal(
+      readFileSync(join(deps, 'package.json'), 'utf8'),
+      readFileSync(join(root, 'package.json'), 'utf8'),
+      'package.json as it was',
+    );
+    assert.ok(!existsSync(join(deps, 'node_modules/typescript')), 'no development dependency');
+  } finally {
+    rmSync(deps, { recursive: true, force: true });
+  }
 });
