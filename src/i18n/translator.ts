@@ -1,3 +1,6 @@
+import { createRequire } from 'node:module';
+import type Negotiator from 'negotiator';
+
 /**
  * Translates message keys into a locale.
  *
@@ -12,31 +15,39 @@ export interface Translator {
   locales(): string[];
 }
 
+/** At most this many language ranges of an `Accept-Language` header are read (the rest are ignored). */
+const MAX_RANGES = 32;
+
+let negotiatorLib: typeof Negotiator | undefined;
+
 /**
- * Picks the best of the translator's locales for an `Accept-Language` header
- * (q-values respected, `en-US` falls back to `en`); the first locale otherwise.
+ * Picks the best of the translator's locales for an `Accept-Language` header (RFC 9110,
+ * section 12.5.4), with negotiator: the ranges in the client's order of preference (q-values, then
+ * the header's order; `q=0` is "not this one"), and for each the closest locale: the same tag,
+ * then its language (`en` for `en-US`, before any other region), then a region of it (`pt-BR` for
+ * `pt`), then another region of the same language (`en-GB` for `en-US`). Case is ignored. The
+ * first locale when nothing matches, or the header is missing or malformed.
+ *
+ * @example
+ * negotiateLocale('en-US, fr;q=0.5', ['en-GB', 'en', 'fr']); // 'en'
  */
 export function negotiateLocale(header: string | undefined, available: readonly string[]): string | undefined {
   if (available.length === 0) return undefined;
   if (header === undefined || header === '') return available[0];
-  const ranges = header
-    .split(',', 32)
-    .map((part, index) => {
-      const [tag = '', ...params] = part.trim().split(';');
-      const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-      const weight = q === undefined ? 1 : Number(q.slice(2));
-      return { tag: tag.trim().toLowerCase(), weight: Number.isFinite(weight) ? weight : 0, index };
-    })
-    .filter((r) => r.tag !== '' && r.weight > 0)
-    .sort((a, b) => b.weight - a.weight || a.index - b.index);
-  const lower = available.map((l) => l.toLowerCase());
-  for (const { tag } of ranges) {
-    if (tag === '*') return available[0];
-    const exact = lower.indexOf(tag);
-    if (exact !== -1) return available[exact];
-    const base = tag.split('-')[0];
-    const partial = lower.findIndex((l) => l === base || l.split('-')[0] === base);
-    if (partial !== -1) return available[partial];
+  negotiatorLib ??= createRequire(import.meta.url)('negotiator') as typeof Negotiator;
+  const of = (value: string) => new negotiatorLib!({ headers: { 'accept-language': value } });
+  // the client's ranges, best first (only those of q > 0)
+  const ranges = of(header.split(',', MAX_RANGES).join(',')).languages();
+  for (const range of ranges) {
+    const [closest] = of(range).languages(available);
+    if (closest !== undefined) return closest;
+    const language = languageOf(range);
+    const sibling = available.find((locale) => languageOf(locale) === language);
+    if (sibling !== undefined) return sibling;
   }
   return available[0];
+}
+
+function languageOf(tag: string): string {
+  return tag.split('-', 1)[0]!.toLowerCase();
 }

@@ -33,6 +33,23 @@ describe('negotiateLocale', () => {
     assert.equal(negotiateLocale('PT-br', available), 'pt-BR');
   });
 
+  test('a regional tag prefers its language to another region of it, which is still better than another language', () => {
+    assert.equal(negotiateLocale('en-US', ['en-GB', 'en', 'fr']), 'en');
+    assert.equal(negotiateLocale('en-us', ['fr', 'en-GB', 'EN']), 'EN');
+    assert.equal(negotiateLocale('en-US', ['fr', 'en-GB']), 'en-GB');
+    assert.equal(negotiateLocale('en-US', ['en-GB', 'en-US', 'en']), 'en-US', 'the same tag first');
+  });
+
+  test('q-values rank the ranges before how closely a locale matches one', () => {
+    // the browser's usual header: the region, then its language a little lower
+    assert.equal(negotiateLocale('en-US,en;q=0.9', ['fr', 'en-GB', 'en']), 'en');
+    assert.equal(negotiateLocale('en-US,en;q=0.9', ['fr', 'en-GB']), 'en-GB');
+    assert.equal(negotiateLocale('fr;q=0.4, en-US;q=0.8', ['fr', 'en-GB', 'en']), 'en');
+    assert.equal(negotiateLocale('fr-CA;q=0.9, en-US;q=0.8', ['en', 'fr-FR']), 'fr-FR');
+    assert.equal(negotiateLocale('de;q=0.9, en-US;q=0, en;q=0.1', ['en-US', 'en']), 'en', 'q=0 refuses that tag only');
+    assert.equal(negotiateLocale('*;q=0.1, fr', ['en', 'pt-BR']), 'en', 'the wildcard: the first locale');
+  });
+
   test('q=0 means "not this one"', () => {
     assert.equal(negotiateLocale('fr;q=0, en;q=0.1', available), 'en');
   });
