@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import pino, { type DestinationStream } from 'pino';
 import { createLogger } from '../../../src/app/observability/logger.ts';
-import { type RequestLine, writeRequestLine } from '../../../src/app/observability/request-line.ts';
+import { directLines, type RequestLine, writeRequestLine } from '../../../src/app/observability/request-line.ts';
 import { resolveConfig } from '../../../src/index.ts';
 
 /** A destination that keeps what it is given. */
@@ -101,4 +103,16 @@ test('a mixin or hook added to the logger after createLogger (a tracing integrat
   (logger as unknown as Record<symbol, unknown>)[pino.symbols.mixinSym] = undefined;
   writeRequestLine(logger, LINE);
   assert.equal(JSON.parse(stream.lines[1] ?? '').trace_id, undefined);
+});
+
+test('pino is pinned to the minor these tests compare the direct line with, whose internal symbols are all there', () => {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  const range = manifest.dependencies['pino'] ?? '';
+  assert.match(range, /^~\d+\.\d+\.\d+$/, 'a tilde range: patch releases only');
+  const { version } = createRequire(import.meta.url)('pino/package.json') as { version: string };
+  const minor = (v: string) => v.split('.').slice(0, 2).join('.');
+  assert.equal(minor(version), minor(range.slice(1)), `installed pino ${version} within ${range}`);
+  assert.equal(directLines, true);
 });
