@@ -31,7 +31,14 @@ export type { AppRole, Controller, GroupArgs, GroupOptions, HealthChecker, Modul
 export type { Repository, RequestContext } from './app/core/request-context.ts';
 export type { Handler, HttpMethod, JsonSchema, Middleware, RequestHook, Route, RouteSchema } from './app/core/route.ts';
 export type { RouteProblem } from './app/core/route-problems.ts';
-export { defineService, type ServiceApp, type ServiceDefinition, type ServiceSetup, type SettingsOf } from './app/define-service.ts';
+export {
+  defineService,
+  type ServiceApp,
+  type ServiceDefinition,
+  type ServiceOptions,
+  type ServiceSetup,
+  type SettingsOf,
+} from './app/define-service.ts';
 export type { CheckResult, HealthReport } from './app/health/health.ts';
 export { type HttpCheckOptions, httpCheck } from './app/health/http-check.ts';
 export type { ShutdownHook } from './app/lifecycle/shutdown.ts';
