@@ -7,9 +7,7 @@ import { checkSecurity } from '../config/security-requirements.ts';
 import type { KConfig, ResolvedConfig } from '../config/types.ts';
 import { resolveConfig } from '../config/validate.ts';
 import { startSchedulers } from '../coordination/start.ts';
-import { createError } from '../errors/flotilla-error.ts';
 import { CatalogTranslator } from '../i18n/catalog-translator.ts';
-import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';
 import { type AppConfig, type AppOptions, appRateLimit, splitRateLimitKey } from './app-options.ts';
 import { attachSocket } from './core/ctx.ts';
@@ -22,9 +20,10 @@ import type { AppRole, Controller, GroupArgs, HealthChecker, Registrar } from '.
 import { type ErrorHandler, joinPath, type Middleware, type NotFoundHandler, type RequestHook, type Route } from './core/route.ts';
 import { type RouteRegistration, Router } from './core/router.ts';
 import { installHealth } from './health/install-health.ts';
+import { installSchedulers } from './lifecycle/install-schedulers.ts';
 import { Lifecycle } from './lifecycle/lifecycle.ts';
 import type { ShutdownHook } from './lifecycle/shutdown.ts';
-import { checkStartHook, noteStartHooks, type StartHook } from './lifecycle/start-hooks.ts';
+import type { StartHook } from './lifecycle/start-hooks.ts';
 import { GlobalTracer } from './observability/global-tracer.ts';
 import { installMetrics } from './observability/install-metrics.ts';
 import { createLogger } from './observability/logger.ts';
@@ -34,7 +33,7 @@ import { InFlight } from './overload/in-flight.ts';
 import { appPipelineHost } from './pipeline-host.ts';
 import { installRateLimits } from './rate-limit/install-rate-limits.ts';
 import { installSessions } from './sessions/install-sessions.ts';
-import { staticRoutes } from './static/serve-static.ts';
+import { installStatic } from './static/install-static.ts';
 import type { StaticOptions } from './static/static-options.ts';
 import type { InjectWebSocketOptions } from './transport/inject-websocket.ts';
 import { installTls } from './transport/install-tls.ts';
@@ -63,10 +62,6 @@ export interface AppParts {
   readonly requestHooks: RequestHook[];
   readonly seams: Seams;
   readonly shutdownHooks: ShutdownHook[];
-  readonly schedulers: Scheduler[];
-  readonly startHooks: StartHook[];
-  /** Run the schedulers and the `beforeServe` hooks (`AppOptions.runSchedulers`). */
-  readonly runSchedulers: boolean;
   /** The App's own rate limit (`rateLimit` of the config): every route's unless its group or itself sets one. */
   readonly rateLimit: RateLimitPolicy | false | undefined;
   readonly addChecker: (checker: HealthChecker) => void;
@@ -104,7 +99,8 @@ export interface AppParts {
 /**
  * Builds an App's parts from its config and options: the logger, the metrics, the router, the request
  * pipeline and its lifecycle, and the features, each installed from its own folder (rate limits,
- * sessions, WebSockets and topics, TLS material, `GET /health`, the OpenAPI document and its routes).
+ * sessions, WebSockets and topics, TLS material, `GET /health`, the OpenAPI document and its routes,
+ * static files, the schedulers and `beforeServe` hooks).
  *
  * @example
  * const parts = appParts({ serviceName: 'books' }, {});
@@ -155,19 +151,20 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
   const tls = installTls(config, logger, registry, options.watchCertificates ?? true);
   const upgrade = upgradeListener(handler);
   const shutdownHooks: ShutdownHook[] = [];
-  const schedulers: Scheduler[] = [];
-  const startHooks: StartHook[] = [];
+  const schedulers = installSchedulers({
+    runs: options.runSchedulers ?? true,
+    shutdownHooks,
+    // the tracer is read once the App binds: `setTracer` may swap it before `listen`
+    start: (list) => startSchedulers(list, { logger, registry, tracer: host.observability.tracer }, config),
+    stop: (scheduler, signal) => lifecycle?.stopScheduler(scheduler, signal),
+  });
   lifecycle = new Lifecycle({
     config,
     logger,
     role,
     binding: { handler, admission, upgrade, reusePort: options.reusePort ?? false, source: options.connections, wire },
     tls,
-    start: {
-      hooks: startHooks,
-      // the tracer is read once the App binds: `setTracer` may swap it before `listen`
-      schedulers: () => startSchedulers(schedulers, { logger, registry, tracer: host.observability.tracer }, config),
-    },
+    start: schedulers.start,
     shutdown: {
       ...{ inFlight, deadline, drain, hooks: shutdownHooks, sockets: () => sockets.idle() },
       // the App has closed: no timer of its own may outlive it
@@ -196,7 +193,6 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
   const started = lifecycle;
   const addChecker = installHealth(config, () => started.draining, builtIn({ exempt: true }));
   const openapi = installOpenApi(config, router, builtIn());
-  const runSchedulers = options.runSchedulers ?? true;
   const registerController: AppParts['registerController'] = (controller) => {
     for (const route of controller.routes()) addRoute(route, '', [], [requestHooks], { rateLimit });
   };
@@ -214,34 +210,7 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
     const { injectWebSocket: open } = await import('./transport/inject-websocket.ts');
     return open({ config, handler, upgrade }, path, socket);
   };
-  const serveStatic: AppParts['serveStatic'] = (prefix, dir, statics) => {
-    // the not-found handler is read per request: one set after this call answers too
-    const host = {
-      get notFoundHandler() {
-        return seams.notFoundHandler;
-      },
-    };
-    for (const route of staticRoutes(prefix, dir, statics, host)) {
-      addRoute(route, '', [], [requestHooks], { rateLimit, mount: route.path.endsWith('/*') });
-    }
-  };
-  const registerScheduler: AppParts['registerScheduler'] = (scheduler) => {
-    if (!runSchedulers) return;
-    schedulers.push(scheduler);
-    shutdownHooks.push((signal) => started.stopScheduler(scheduler, signal));
-  };
-  const runScheduled: AppParts['runScheduled'] = (name) => {
-    if (!runSchedulers) {
-      const reason = 'this App runs no scheduler (runSchedulers: false; in a cluster worker, the primary runs them)';
-      return Promise.reject(createError('FLO_ERR_JOB_NOT_RUNNABLE', { name: JSON.stringify(name), reason }));
-    }
-    return runScheduledJob(schedulers, name);
-  };
-  const beforeServe: AppParts['beforeServe'] = (hook, app) => {
-    checkStartHook(hook);
-    if (runSchedulers) startHooks.push(hook);
-    else noteStartHooks(app);
-  };
+  const serveStatic = installStatic(seams, (route, mount) => addRoute(route, '', [], [requestHooks], { rateLimit, mount }));
   const onRequest: AppParts['onRequest'] = (hook) => {
     checkHook(hook, 'onRequest');
     requestHooks.push(hook);
@@ -260,8 +229,8 @@ export function appParts(given: KConfig | AppConfig | undefined, options: AppOpt
   };
   return {
     ...{ config, role, logger, registry, router, inFlight, host, handler, upgrade, lifecycle, tls, sockets, requestHooks, seams },
-    ...{ shutdownHooks, schedulers, startHooks, runSchedulers, rateLimit, addChecker, openapi, addRoute },
-    ...{ serveStatic, registerScheduler, runScheduled, beforeServe, registerController, group, inject, injectWebSocket },
+    ...{ shutdownHooks, rateLimit, addChecker, openapi, addRoute, serveStatic, registerController, group, inject, injectWebSocket },
+    ...{ registerScheduler: schedulers.register, runScheduled: schedulers.run, beforeServe: schedulers.beforeServe },
     ...{ onRequest, setErrorHandler, setNotFoundHandler, onShutdown },
     setSessionStore: (store) => sessions.set(store, started.state),
   };
