@@ -32,7 +32,15 @@ export interface ServiceDefinition<S extends object> {
   setup(app: ServiceApp<SettingsOf<S>>): void | Promise<void>;
 }
 
-/** A service without settings of its own, with the options of {@link defineService}. */
+/**
+ * A service without settings of its own, with the options of {@link defineService}.
+ *
+ * @example
+ * export default defineService({
+ *   logger: () => pino({ base: { team: 'books' }, redact: ['req.headers.authorization'] }),
+ *   setup(app) { app.registerController(new BooksController()) },
+ * });
+ */
 export interface ServiceOptions {
   /**
    * Makes the service's own pino logger, the App's (see `AppOptions.logger`): called once in each
