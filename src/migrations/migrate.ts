@@ -3,7 +3,7 @@ import { type MigrationDatabase, recognize } from './migration-database.ts';
 import { MigrationError } from './migration-error.ts';
 import { readMigrations } from './migration-files.ts';
 import { planMigrations } from './migration-plan.ts';
-import type { MigrationLogger, MigrationSession } from './migration-session.ts';
+import { type MigrationLogger, type MigrationSession, StatementFailure } from './migration-session.ts';
 import { defaultLockKey, openPostgresSession } from './postgres-migrations.ts';
 import { openSqliteSession } from './sqlite-migrations.ts';
 
@@ -44,6 +44,14 @@ const INT64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n };
  * write a new file instead); a recorded version whose file is gone is a
  * warning. A file the database refuses rejects with a `MigrationError`
  * naming it: the files before it stay applied.
+ *
+ * A file whose opening comments say `-- flotilla: no-transaction` runs
+ * outside a transaction, for what refuses one (`CREATE INDEX CONCURRENTLY`):
+ * on PostgreSQL its statements are sent one at a time
+ * (`src/migrations/sql-statements.ts`), on SQLite the file is run as it is;
+ * its row is written once they have all run. One that fails is not rolled
+ * back: the statements before it stay, the file is not recorded, and the next
+ * run starts it again, so write it to run twice (`IF NOT EXISTS`).
  *
  * PostgreSQL (a `pg` Pool or Client): one connection holds
  * `pg_advisory_lock(lockKey)` for the run, so replicas starting together run
@@ -95,7 +103,7 @@ export async function migrate(options: MigrateOptions): Promise<MigrateResult> {
       try {
         done = await session.apply(file, new Date().toISOString());
       } catch (error) {
-        throw new MigrationError(file, error);
+        throw error instanceof StatementFailure ? new MigrationError(file, error.cause, error.offset) : new MigrationError(file, error);
       }
       if (!done) continue;
       applied.push(file.version);

@@ -3,7 +3,7 @@ import { createError, describeValue } from '../errors/flotilla-error.ts';
 /**
  * A PostgreSQL connection as `migrate()` uses it: `pg`'s `Client` (connected)
  * or a `PoolClient`, or anything with the same `query`. Only the shape is
- * named here: flotilla does not import `pg`, an optional dependency.
+ * named here: flotilla does not import `pg`, an optional peer dependency.
  */
 export interface PostgresConnection {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;

@@ -5,7 +5,10 @@ import type { MigrationFile } from './migration-files.ts';
  * database says where) and the database's message; the driver's error is the
  * `cause`. The files before it stay applied and recorded, this one left no
  * trace (its transaction was rolled back), and the next run starts again from
- * it.
+ * it. A file that runs outside a transaction (`-- flotilla: no-transaction`)
+ * is not rolled back: its statements before the one that failed stay applied,
+ * it is not recorded, and the next run runs it again from its first statement;
+ * the message says so.
  *
  * @example
  * try {
@@ -27,10 +30,12 @@ export class MigrationError extends Error {
   /** The line of the file the database points at (PostgreSQL's error position), when it does. */
   readonly line: number | undefined;
 
-  constructor(file: MigrationFile, cause: unknown) {
-    const line = lineOf(file.sql, cause);
+  /** `offset`: where in the file the statement the database refused begins (a file run statement by statement). */
+  constructor(file: MigrationFile, cause: unknown, offset = 0) {
+    const line = lineOf(file.sql, cause, offset);
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(`migration ${file.name} failed${line === undefined ? '' : ` at line ${line}`}: ${reason}`, { cause });
+    const kept = file.transaction ? '' : ' (outside a transaction: what ran before it stays, the file is not recorded)';
+    super(`migration ${file.name} failed${line === undefined ? '' : ` at line ${line}`}: ${reason}${kept}`, { cause });
     this.file = file.name;
     this.version = file.version;
     this.path = file.path;
@@ -38,9 +43,12 @@ export class MigrationError extends Error {
   }
 }
 
-/** The line of `sql` at PostgreSQL's `position` (a 1-based character offset into the statement text), if the error has one. */
-function lineOf(sql: string, cause: unknown): number | undefined {
-  const position = Number((cause as { position?: unknown } | null)?.position);
+/**
+ * The line of `sql` at PostgreSQL's `position` (a 1-based character offset into the statement text,
+ * which begins at `offset` of the file), if the error has one.
+ */
+function lineOf(sql: string, cause: unknown, offset: number): number | undefined {
+  const position = Number((cause as { position?: unknown } | null)?.position) + offset;
   if (!Number.isInteger(position) || position < 1 || position > sql.length + 1) return undefined;
   return sql.slice(0, position - 1).split('\n').length;
 }

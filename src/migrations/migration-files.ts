@@ -16,6 +16,11 @@ export interface MigrationFile {
   readonly sql: string;
   /** sha256 (hex) of its text with `\r\n` read as `\n`: a checkout on Windows is the same file. */
   readonly checksum: string;
+  /**
+   * `false` when the file says `-- flotilla: no-transaction` among the comments that open it: it
+   * runs outside a transaction, for what refuses one (`CREATE INDEX CONCURRENTLY`).
+   */
+  readonly transaction: boolean;
 }
 
 /** `0001-books.sql`, `20240612_add_isbn.sql`: digits, `-` or `_`, a name, `.sql`. */
@@ -24,12 +29,17 @@ const NAME = /^(\d+)[-_][^/\\]+\.sql$/;
 /** A down migration of another tool (golang-migrate, dbmate): applied forwards it would undo its own up. */
 const DOWN = /\.down\.sql$/i;
 
+/** A line `-- flotilla: <directive>` (the only directive: `no-transaction`). */
+const DIRECTIVE = /^--\s*flotilla\s*:\s*(.*?)\s*$/i;
+
 /**
  * The `.sql` files of `dir` in the order they apply: by their leading number,
  * then by name (`9-x.sql` before `10-x.sql`; zero-padded names sort the same
  * either way). Other files and sub-folders are left alone; a `.sql` file
  * named otherwise, or a down migration (`*.down.sql`), is an error rather than
- * a guess.
+ * a guess. A file that opens with the comment `-- flotilla: no-transaction`
+ * (among its first comment lines, before any statement) runs outside a
+ * transaction; another `-- flotilla:` directive there is an error.
  *
  * @example
  * readMigrations(new URL('./migrations/', import.meta.url)).map((m) => m.version); // ['0001-books', '0002-authors']
@@ -52,9 +62,12 @@ export function readMigrations(dir: string | URL): MigrationFile[] {
     if (match === null) throw fail(`${entry.name} is not named like 0001-name.sql (a number, '-' or '_', a name)`);
     const path = join(folder, entry.name);
     const sql = readFileSync(path, 'utf8').replace(/^\uFEFF/, '');
+    const transaction = transactionOf(sql, (directive) => {
+      throw fail(`${entry.name} says '-- flotilla: ${directive}', which is not a directive (the one there is: no-transaction)`);
+    });
     found.push({
       number: BigInt(match[1]!),
-      file: { name: entry.name, version: entry.name.slice(0, -4), path, sql, checksum: checksumOf(sql) },
+      file: { name: entry.name, version: entry.name.slice(0, -4), path, sql, checksum: checksumOf(sql), transaction },
     });
   }
   found.sort((a, b) => (a.number === b.number ? compare(a.file.name, b.file.name) : a.number < b.number ? -1 : 1));
@@ -70,6 +83,21 @@ export function readMigrations(dir: string | URL): MigrationFile[] {
  */
 export function checksumOf(sql: string): string {
   return createHash('sha256').update(sql.replace(/\r\n/g, '\n')).digest('hex');
+}
+
+/** Whether a file runs in a transaction: yes, unless a comment line that opens it says `-- flotilla: no-transaction`. */
+function transactionOf(sql: string, unknown: (directive: string) => never): boolean {
+  let transaction = true;
+  for (const line of sql.split('\n')) {
+    const text = line.trim();
+    if (text === '') continue;
+    if (!text.startsWith('--')) break;
+    const directive = DIRECTIVE.exec(text)?.[1];
+    if (directive === undefined) continue;
+    if (directive.toLowerCase() !== 'no-transaction') unknown(directive);
+    transaction = false;
+  }
+  return transaction;
 }
 
 /** A file, or a symbolic link to one. */

@@ -8,6 +8,22 @@ export interface RecordedMigration {
 }
 
 /**
+ * A statement of a file run outside a transaction failed: the database's error (`cause`), and
+ * where the statement begins in the file, for the line `MigrationError` names.
+ *
+ * @example
+ * throw new StatementFailure(statement.offset, error);
+ */
+export class StatementFailure extends Error {
+  readonly offset: number;
+
+  constructor(offset: number, cause: unknown) {
+    super('a statement of the migration failed', { cause });
+    this.offset = offset;
+  }
+}
+
+/**
  * Where `migrate()` writes its lines: a pino logger (`app.logger`) fits.
  *
  * @example
@@ -26,9 +42,12 @@ export interface MigrationSession {
   /** The rows of the table, read once the lock is held. */
   recorded(): Promise<RecordedMigration[]>;
   /**
-   * Applies `file` and records it, in one transaction. Resolves `false`, having
-   * changed nothing, when the version is found recorded already (another
-   * process sharing the SQLite file applied it meanwhile).
+   * Applies `file` and records it, in one transaction (a file that says
+   * `-- flotilla: no-transaction`: statement by statement, then its row).
+   * Resolves `false`, having changed nothing, when the version is found
+   * recorded already (another process sharing the SQLite file applied it
+   * meanwhile). A statement of a file run statement by statement that fails
+   * rejects with a {@link StatementFailure}.
    */
   apply(file: MigrationFile, appliedAt: string): Promise<boolean>;
   /** Records the checksum of a version recorded without one. */

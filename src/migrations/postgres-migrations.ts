@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PostgresConnection, PostgresPool, PostgresPoolClient } from './migration-database.ts';
-import type { MigrationLogger, MigrationSession, RecordedMigration } from './migration-session.ts';
+import { type MigrationLogger, type MigrationSession, type RecordedMigration, StatementFailure } from './migration-session.ts';
+import { splitStatements } from './sql-statements.ts';
 
 export interface PostgresSessionOptions {
   table: string;
@@ -28,7 +29,9 @@ export function defaultLockKey(table: string): bigint {
  * held from before the table is read until the run ends, so replicas started
  * together run one after the other, the later ones finding everything
  * recorded. Each file is then applied in a transaction of its own with its
- * row: a failure rolls back that file only, the earlier ones stay applied. The
+ * row: a failure rolls back that file only, the earlier ones stay applied. A
+ * file that says `-- flotilla: no-transaction` is sent one statement at a time
+ * (a string of several would be one implicit transaction), then its row. The
  * lock goes with the session: a process that dies releases it.
  *
  * While it waits for the lock a line says so; an abort of `signal` meanwhile
@@ -115,14 +118,21 @@ export async function openPostgresSession(
       }
     },
     async apply(file, appliedAt) {
+      const record = () =>
+        db.query(`INSERT INTO ${table} (version, checksum, applied_at) VALUES ($1, $2, $3)`, [file.version, file.checksum, appliedAt]);
+      if (!file.transaction) {
+        for (const statement of splitStatements(file.sql)) {
+          await db.query(statement.text).catch((error: unknown) => {
+            throw new StatementFailure(statement.offset, error);
+          });
+        }
+        await record();
+        return true;
+      }
       await db.query('BEGIN');
       try {
         await db.query(file.sql);
-        await db.query(`INSERT INTO ${table} (version, checksum, applied_at) VALUES ($1, $2, $3)`, [
-          file.version,
-          file.checksum,
-          appliedAt,
-        ]);
+        await record();
         await db.query('COMMIT');
         return true;
       } catch (error) {

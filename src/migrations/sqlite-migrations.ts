@@ -10,7 +10,9 @@ import type { MigrationSession, RecordedMigration } from './migration-session.ts
  * So processes sharing a file need no other lock; once per deployment comes
  * from running it in the primary's `beforeServe`. The statements run on the
  * calling thread, start to end: nothing interrupts one, so `signal` is seen
- * between files.
+ * between files. A file that says `-- flotilla: no-transaction` is run as it
+ * is, each statement committed as it runs, then recorded: processes sharing
+ * the database that start together may each run it (write it to run twice).
  *
  * @example
  * const session = openSqliteSession(new DatabaseSync('data/app.sqlite', { timeout: 5_000 }), 'schema_migrations');
@@ -38,6 +40,17 @@ export function openSqliteSession(db: SqliteConnection, table: string): Migratio
       }
     },
     async apply(file, appliedAt) {
+      if (!file.transaction) {
+        // outside a transaction: each statement commits as it runs; the write lock is taken for the row only
+        if (db.prepare(`SELECT 1 AS found FROM ${table} WHERE version = ?`).all(file.version).length > 0) return false;
+        db.exec(file.sql);
+        return transaction(db, () => {
+          // another process ran it meanwhile, and recorded it first
+          if (db.prepare(`SELECT 1 AS found FROM ${table} WHERE version = ?`).all(file.version).length > 0) return false;
+          db.prepare(`INSERT INTO ${table} (version, checksum, applied_at) VALUES (?, ?, ?)`).run(file.version, file.checksum, appliedAt);
+          return true;
+        });
+      }
       return transaction(db, () => {
         if (db.prepare(`SELECT 1 AS found FROM ${table} WHERE version = ?`).all(file.version).length > 0) return false;
         db.exec(file.sql);

@@ -100,6 +100,53 @@ test('a failing file: a MigrationError naming it, the files before it kept, noth
   t.assert.deepStrictEqual((await migrate({ dir, database: db })).applied, ['0002-broken', '0003-after']);
 });
 
+test('-- flotilla: no-transaction: a file runs outside a transaction (VACUUM refuses one), then is recorded', async (t: TestContext) => {
+  const vacuum = '-- flotilla: no-transaction\nCREATE TABLE scratch (x INTEGER);\nDROP TABLE scratch;\nVACUUM;\n';
+  const { dir, db } = setup(t, { '0001-books.sql': BOOKS, '0002-vacuum.sql': vacuum });
+  t.assert.deepStrictEqual((await migrate({ dir, database: db })).applied, ['0001-books', '0002-vacuum']);
+  t.assert.deepStrictEqual(rows(db), [
+    { version: '0001-books', checksum: checksumOf(BOOKS) },
+    { version: '0002-vacuum', checksum: checksumOf(vacuum) },
+  ]);
+  t.assert.deepStrictEqual((await migrate({ dir, database: db })).applied, [], 'recorded: not run again');
+
+  // the same statements in a transaction: SQLite refuses the VACUUM
+  const plain = setup(t, { '0001-vacuum.sql': vacuum.replace('-- flotilla: no-transaction\n', '') });
+  await t.assert.rejects(
+    migrate({ dir: plain.dir, database: plain.db }),
+    /migration 0001-vacuum\.sql failed: cannot VACUUM from within a transaction/,
+  );
+});
+
+test('a no-transaction file that fails halfway: what ran before stays, the file is not recorded, the next run starts it again', async (t: TestContext) => {
+  const { dir, db, tables } = setup(t, {
+    '0001-books.sql': BOOKS,
+    '0002-halfway.sql': '-- flotilla: no-transaction\nCREATE TABLE half (x INTEGER);\nINSERT INTO nowhere VALUES (1);\n',
+  });
+  const error = await migrate({ dir, database: db }).then(
+    () => t.assert.fail('the run succeeded'),
+    (e: unknown) => e,
+  );
+  t.assert.ok(error instanceof MigrationError);
+  t.assert.strictEqual(
+    error.message,
+    'migration 0002-halfway.sql failed: no such table: nowhere (outside a transaction: what ran before it stays, the file is not recorded)',
+  );
+  t.assert.deepStrictEqual(tables(), ['books', 'half', 'schema_migrations'], 'not rolled back');
+  t.assert.deepStrictEqual(
+    rows(db).map((r) => r.version),
+    ['0001-books'],
+  );
+
+  // run again from its first statement: written to run twice, it completes
+  writeFileSync(
+    join(dir, '0002-halfway.sql'),
+    '-- flotilla: no-transaction\nCREATE TABLE IF NOT EXISTS half (x INTEGER);\nINSERT INTO half VALUES (1);\n',
+  );
+  t.assert.deepStrictEqual((await migrate({ dir, database: db })).applied, ['0002-halfway']);
+  t.assert.deepStrictEqual({ ...db.prepare('SELECT count(*) AS n FROM half').get() }, { n: 1 });
+});
+
 test('a file edited after it was applied, and a recorded version whose file is gone: warnings, no failure', async (t: TestContext) => {
   const { dir, db, logs, logger } = setup(t, { '0001-books.sql': BOOKS, '0002-authors.sql': AUTHORS });
   await migrate({ dir, database: db, logger });

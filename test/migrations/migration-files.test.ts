@@ -33,10 +33,37 @@ test('each file: its version, path, text without a byte-order mark, and a checks
     path: join(dir, '0001-books.sql'),
     sql: 'CREATE TABLE books (id integer);\r\n',
     checksum: checksumOf('CREATE TABLE books (id integer);\n'),
+    transaction: true,
   });
   t.assert.strictEqual(linked?.version, '0002-linked', 'a symbolic link to a file counts');
 });
 
 test('an empty folder has no migrations', (t: TestContext) => {
   t.assert.deepStrictEqual(readMigrations(tempFiles(t, {})), []);
+});
+
+test('-- flotilla: no-transaction among the comments that open a file: it runs outside a transaction', (t: TestContext) => {
+  const dir = tempFiles(t, {
+    '0001-first-line.sql': '-- flotilla: no-transaction\nCREATE INDEX CONCURRENTLY books_title ON books (title);\n',
+    '0002-after-a-header.sql': '\n-- Copyright the authors\n--   FLOTILLA:no-transaction  \r\nVACUUM books;\n',
+    '0003-in-the-body.sql': 'CREATE TABLE t (x integer);\n-- flotilla: no-transaction\n',
+    '0004-plain.sql': '-- an index\nCREATE INDEX books_title ON books (title);\n',
+  });
+  t.assert.deepStrictEqual(
+    readMigrations(dir).map((m) => [m.version, m.transaction]),
+    [
+      ['0001-first-line', false],
+      ['0002-after-a-header', false],
+      ['0003-in-the-body', true],
+      ['0004-plain', true],
+    ],
+  );
+});
+
+test('another -- flotilla: directive is an error naming the file, not a file run in a transaction by mistake', (t: TestContext) => {
+  const dir = tempFiles(t, { '0001-typo.sql': '-- flotilla: no-transactions\nVACUUM;\n' });
+  t.assert.throws(() => readMigrations(dir), {
+    code: 'FLO_ERR_MIGRATIONS_DIRECTORY',
+    message: /0001-typo\.sql says '-- flotilla: no-transactions', which is not a directive/,
+  });
 });

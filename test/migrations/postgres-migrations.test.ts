@@ -126,6 +126,73 @@ describe('migrate() on PostgreSQL', { skip: SKIP_WITHOUT_POSTGRES }, () => {
     t.assert.deepStrictEqual((await migrate({ dir, database: pool })).applied, ['0002-broken']);
   });
 
+  test('-- flotilla: no-transaction: CREATE INDEX CONCURRENTLY, refused in a transaction, runs; the file is recorded', async (t: TestContext) => {
+    const db = await database(t);
+    const index =
+      '-- flotilla: no-transaction\n-- built without locking out writes\nCREATE INDEX CONCURRENTLY books_title ON books (title);\n';
+    const dir = tempFiles(t, { '0001-books.sql': BOOKS, '0002-index.sql': index });
+    const pool = db.pool(1);
+    t.assert.deepStrictEqual(await migrate({ dir, database: pool }), { applied: ['0001-books', '0002-index'] });
+    const indexes = await db.query<{ valid: boolean }>(
+      "SELECT i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'books_title'",
+    );
+    t.assert.deepStrictEqual(indexes, [{ valid: true }]);
+    t.assert.deepStrictEqual(await db.query('SELECT version, checksum FROM schema_migrations ORDER BY version'), [
+      { version: '0001-books', checksum: checksumOf(BOOKS) },
+      { version: '0002-index', checksum: checksumOf(index) },
+    ]);
+    t.assert.deepStrictEqual([pool.totalCount, pool.idleCount], [1, 1]);
+    t.assert.strictEqual(await advisoryLocks(), 0);
+
+    // without the directive, the server refuses it
+    const other = await database(t);
+    const plain = tempFiles(t, { '0001-books.sql': BOOKS, '0002-index.sql': index.replace('-- flotilla: no-transaction\n', '') });
+    await t.assert.rejects(
+      migrate({ dir: plain, database: other.pool(1) }),
+      /migration 0002-index\.sql failed: CREATE INDEX CONCURRENTLY cannot run inside a transaction block/,
+    );
+  });
+
+  test('a no-transaction file that fails halfway: its line named, the statements before it kept, the file not recorded; the next run starts it again', async (t: TestContext) => {
+    const db = await database(t);
+    const halfway = [
+      '-- flotilla: no-transaction',
+      'CREATE INDEX CONCURRENTLY books_title ON books (title);',
+      '',
+      'INSERT INTO nowhere VALUES (1);',
+      'CREATE INDEX CONCURRENTLY books_id_title ON books (id, title);',
+      '',
+    ].join('\n');
+    const dir = tempFiles(t, { '0001-books.sql': BOOKS, '0002-halfway.sql': halfway });
+    const pool = db.pool(1);
+    const error = await migrate({ dir, database: pool }).then(
+      () => t.assert.fail('the run succeeded'),
+      (e: unknown) => e,
+    );
+    t.assert.ok(error instanceof MigrationError);
+    t.assert.strictEqual(
+      error.message,
+      'migration 0002-halfway.sql failed at line 4: relation "nowhere" does not exist (outside a transaction: what ran before it stays, the file is not recorded)',
+    );
+    t.assert.deepStrictEqual([error.line, (error.cause as { code?: string }).code], [4, '42P01']);
+    const indexes = async () =>
+      (await db.query<{ name: string }>("SELECT indexname AS name FROM pg_indexes WHERE tablename = 'books' ORDER BY 1")).map(
+        (r) => r.name,
+      );
+    t.assert.deepStrictEqual(await indexes(), ['books_pkey', 'books_title'], 'the index before the failure stays; the one after never ran');
+    t.assert.deepStrictEqual(await db.query('SELECT version FROM schema_migrations'), [{ version: '0001-books' }]);
+    t.assert.deepStrictEqual([pool.totalCount, pool.idleCount], [1, 1], 'the connection is back in the pool');
+    t.assert.strictEqual(await advisoryLocks(), 0);
+
+    // fixed, and written to run twice: the next run completes it from its first statement
+    writeFileSync(
+      join(dir, '0002-halfway.sql'),
+      halfway.replace('INSERT INTO nowhere VALUES (1);\n', '').replaceAll('CONCURRENTLY books_', 'CONCURRENTLY IF NOT EXISTS books_'),
+    );
+    t.assert.deepStrictEqual((await migrate({ dir, database: pool })).applied, ['0002-halfway']);
+    t.assert.deepStrictEqual(await indexes(), ['books_id_title', 'books_pkey', 'books_title']);
+  });
+
   test('lockKey: the run waits while another session holds that key, and proceeds once it is released', async (t: TestContext) => {
     const db = await database(t);
     const dir = tempFiles(t, { '0001-books.sql': BOOKS });
