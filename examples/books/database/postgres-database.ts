@@ -46,7 +46,7 @@ export class PostgresDatabase implements Database {
     try {
       pg = await import('pg');
     } catch (error) {
-      throw new Error('settings.databaseUrl is set but "pg", an optional peer dependency, is not installed: npm install pg', { cause: error });
+      throw new Error('settings.databaseUrl is set but "pg" is not installed: npm install pg', { cause: error });
     }
     const pool = new pg.Pool({
       connectionString: o.url,
