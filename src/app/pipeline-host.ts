@@ -117,9 +117,7 @@ function pipelineSteps(config: ResolvedConfig, admission: Admission | undefined,
       (route) => hooksStep(route.hooks),
       () => clientStillThere,
       // an asynchronous schema (a library's async refinement) is awaited; the common path stays synchronous
-      ({ validator }) =>
-        (ctx) =>
-          validator.head(ctx),
+      ({ validator }) => validator.head,
     ],
     beforeReply: present([cors?.beforeReply]),
   };

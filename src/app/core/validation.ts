@@ -100,13 +100,13 @@ export interface ValidationIssue {
 
 /** Validates the parts of a request a route declares schemas for; a promise when an asynchronous schema has to be awaited. */
 export interface RequestValidator {
-  /** Params, query string, headers and cookies: checked before the middlewares run. */
-  head(ctx: Ctx): void | Promise<void>;
+  /** Params, query string, headers and cookies: checked before the middlewares run; undefined when the route declares none of them. */
+  readonly head: ((ctx: Ctx) => void | Promise<void>) | undefined;
   /** The body: checked right before the handler. */
   body(ctx: Ctx): void | Promise<void>;
 }
 
-const NONE: RequestValidator = { head() {}, body() {} };
+const NONE: RequestValidator = { head: undefined, body() {} };
 
 /**
  * One part's check: the value to keep (ajv coerces in place and keeps the value; a library returns
@@ -125,23 +125,24 @@ export function compileValidator(route: Route, schemas: RouteSchemas): RequestVa
   const cookies = compile(s.cookies, true, route, 'cookies');
   const body = compile(s.body, fields, route, 'body');
   if (!params && !query && !headers && !cookies && !body) return NONE;
+  const head = (ctx: Ctx): void | Promise<void> => {
+    const issues: ValidationIssue[] = [];
+    let pending: Promise<unknown>[] | undefined;
+    if (params) pending = keep(ctx, 'params', params(ctx.params, issues), pending);
+    if (query) pending = keep(ctx, 'querystring', query(ctx.query, issues), pending);
+    if (headers) pending = keep(ctx, 'headers', headers(ctx.headers, issues), pending);
+    // a copy: coercion is for the check only, `ctx.cookies.get` reads the strings as sent
+    if (cookies) pending = keep(ctx, 'cookies', cookies({ ...ctx.cookies.all() }, issues), pending);
+    if (pending === undefined) {
+      if (issues.length > 0) throw failed(issues);
+      return;
+    }
+    return Promise.all(pending).then(() => {
+      if (issues.length > 0) throw failed(issues);
+    });
+  };
   return {
-    head(ctx) {
-      const issues: ValidationIssue[] = [];
-      let pending: Promise<unknown>[] | undefined;
-      if (params) pending = keep(ctx, 'params', params(ctx.params, issues), pending);
-      if (query) pending = keep(ctx, 'querystring', query(ctx.query, issues), pending);
-      if (headers) pending = keep(ctx, 'headers', headers(ctx.headers, issues), pending);
-      // a copy: coercion is for the check only, `ctx.cookies.get` reads the strings as sent
-      if (cookies) pending = keep(ctx, 'cookies', cookies({ ...ctx.cookies.all() }, issues), pending);
-      if (pending === undefined) {
-        if (issues.length > 0) throw failed(issues);
-        return;
-      }
-      return Promise.all(pending).then(() => {
-        if (issues.length > 0) throw failed(issues);
-      });
-    },
+    head: params || query || headers || cookies ? head : undefined,
     body(ctx) {
       if (!body) return;
       const issues: ValidationIssue[] = [];
