@@ -1,9 +1,22 @@
 /**
  * Where sessions are kept (ARCHITECTURE.md, "Sessions"): each one a JSON string under its id, with
  * an expiry. A store is the primary's memory (for every worker of a pod), the coordinator's Redis
- * or PostgreSQL (for every replica), or, for a cluster worker, the primary reached over IPC. Every
- * method rejects when the store cannot be reached: the request is answered 503
- * `SESSION_STORE_UNAVAILABLE`, never with an empty session.
+ * or PostgreSQL (for every replica), or, for a cluster worker, the primary reached over IPC; or a
+ * service's own, given with `app.setSessionStore` (docs/guides/sessions.md). Every method rejects
+ * when the store cannot be reached: the request is answered 503 `SESSION_STORE_UNAVAILABLE`, never
+ * with an empty session.
+ *
+ * @example
+ * const sessions = new Map<string, { data: string; expires: number }>();
+ * app.setSessionStore({
+ *   get: async (id) => {
+ *     const s = sessions.get(id);
+ *     return s && s.expires > Date.now() ? { data: s.data, ttlLeftMs: s.expires - Date.now() } : undefined;
+ *   },
+ *   set: async (id, data, ttlMs) => void sessions.set(id, { data, expires: Date.now() + ttlMs }),
+ *   delete: async (id) => void sessions.delete(id),
+ *   close: async () => sessions.clear(),
+ * });
  */
 export interface SessionStore {
   /** The session `id` and the ms it has left; `undefined` when there is none (never was, expired, destroyed). */
@@ -21,7 +34,12 @@ export interface SessionStore {
   close(): Promise<void>;
 }
 
-/** A session as the store holds it. */
+/**
+ * A session as the store holds it: what its `get` resolves.
+ *
+ * @example
+ * const stored: StoredSession = { data: '{"userId":"ada"}', ttlLeftMs: 86_400_000 };
+ */
 export interface StoredSession {
   /** Its data, as JSON. */
   readonly data: string;

@@ -32,6 +32,11 @@ export interface ExpressSessionStore {
  * A session as flotilla gives it to an express-session store: the session's data under `data`, and a
  * `cookie` as express-session's own, whose `expires` (and `maxAge`, `originalMaxAge`) say
  * `sessions.ttlMs` from the save: what connect-redis and connect-pg-simple expire the entry by.
+ *
+ * @example
+ * // what connect-redis keeps under `sess:<id>` after a login that set userId
+ * { cookie: { originalMaxAge: 86400000, maxAge: 86400000, expires: '2026-01-02T10:00:00.000Z', httpOnly: true, path: '/', sameSite: 'lax' },
+ *   data: { userId: 'ada' } }
  */
 export interface ExpressSession {
   readonly cookie: {
