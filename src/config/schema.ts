@@ -545,10 +545,22 @@ export const CONFIG_SCHEMA = object(
       ['max', 'windowMs'],
     ),
     workers: {
-      oneOf: [{ type: 'integer', minimum: 1, maximum: MAX_WORKERS }, { const: 'auto' }],
+      oneOf: [
+        { type: 'integer', minimum: 1, maximum: MAX_WORKERS },
+        { const: 'auto' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['min', 'max'],
+          properties: {
+            min: { type: 'integer', minimum: 1, maximum: MAX_WORKERS },
+            max: { oneOf: [{ type: 'integer', minimum: 1, maximum: MAX_WORKERS }, { const: 'auto' }] },
+          },
+        },
+      ],
       default: 'auto',
       description:
-        'Cluster mode: number of workers, or `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota).',
+        'Cluster mode: number of workers, `auto` for the CPUs the container may use (`os.availableParallelism()` capped by the cgroup CPU quota), or `{ min, max }` (`max` may be `auto`): the tree starts with `min` and follows its load between the two (see `cluster.scaleDownAfterMs`).',
     },
     service: text({ description: "Cluster mode: path of the service's setup module, relative to the YAML file." }),
     preload: strings(
@@ -629,6 +641,11 @@ export const CONFIG_SCHEMA = object(
           default: false,
           description:
             'Opt in to `backoffMaxMs` below 100 together with `crashLoopFailures` above 10, refused otherwise: crashing workers would be forked in a tight loop, and the primary would take long to give up.',
+        }),
+        scaleDownAfterMs: ms(1_000, 3_600_000, {
+          default: 60_000,
+          description:
+            'With `workers: { min, max }`: how long the workers must stay lightly used before one is retired (gracefully, never below `min`).',
         }),
         allowOversubscription: bool({
           default: false,

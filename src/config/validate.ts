@@ -216,6 +216,10 @@ function clusterProblems(c: KConfig, host: ValidationHost): ConfigProblem[] {
     );
   }
 
+  const range = c.workers;
+  if (typeof range === 'object' && typeof range.max === 'number' && range.min > range.max) {
+    add(['workers', 'max'], `is below workers.min (${range.min}): the range would be empty; raise max or lower min`);
+  }
   // the CPUs are counted (cgroup files read) only for a count that can be too high: any CPU allows 4 workers
   const workers = Number.isInteger(c.workers) && typeof c.workers === 'number' && c.workers <= MAX_WORKERS ? c.workers : 0;
   if (workers > MAX_WORKERS_PER_CPU && cl['allowOversubscription'] !== true) {
@@ -356,7 +360,12 @@ function toProblem(e: ErrorObject, schema: unknown): ConfigProblem {
       return {
         key: keyOf(path),
         path,
-        message: path[0] === 'workers' ? "must be a positive integer or 'auto'" : 'does not match any allowed form',
+        message:
+          path[0] === 'workers'
+            ? path.length === 1
+              ? "must be a positive integer, 'auto', or { min, max }"
+              : "must be a positive integer or 'auto'"
+            : 'does not match any allowed form',
       };
     default:
       return { key: keyOf(path), path, message: e.message ?? 'is invalid' };

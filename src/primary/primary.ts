@@ -15,8 +15,8 @@ import { dispatcher, ignore } from '../ipc/dispatch.ts';
 import type { BootFailedMessage, WorkerMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
-import { resolveWorkerCount } from '../utils/cpus.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
+import { Autoscaler } from './autoscaler.ts';
 import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
 import { ClusterSessions } from './cluster-sessions.ts';
@@ -32,6 +32,7 @@ import { Supervisor } from './supervisor.ts';
 import { TlsRotation } from './tls-rotation.ts';
 import { TopicRelay } from './topic-relay.ts';
 import { KILL_MARGIN_MS } from './worker-process.ts';
+import { workerRange } from './worker-range.ts';
 
 export interface PrimaryOptions {
   config: ResolvedConfig;
@@ -67,6 +68,8 @@ export class Primary {
   readonly #metrics = new PrimaryMetrics();
   readonly #exposition = new ClusterExposition(this.#metrics);
   readonly #supervisor: Supervisor;
+  /** With `workers: { min, max }`, the count follows the load; with a fixed one it does nothing. */
+  readonly #autoscaler: Autoscaler;
   /** The connection hand-off, with `cluster.balancing: primary`. */
   readonly #distributor: Distributor | undefined;
   readonly #done = Promise.withResolvers<number>();
@@ -109,15 +112,17 @@ export class Primary {
     const { config, logger } = options;
     this.#config = config;
     this.#port = config.port;
-    const count = resolveWorkerCount(config.workers);
+    const range = workerRange(config.workers);
+    // the tree starts with `min`; the heap is shared as if it had grown to `max`, so that it never outgrows the limit
+    const count = range.min;
     const heapArgs = workerHeapArgs({
       execArgv: process.execArgv,
       nodeOptions: process.env['NODE_OPTIONS'],
       limitBytes: cgroupMemoryLimit(),
-      workers: count,
+      workers: range.max,
     });
     this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
-    if (heapArgs.length > 0) logger.info({ workers: count, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
+    if (heapArgs.length > 0) logger.info({ workers: range.max, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
     const { cluster: c, overload } = config;
     if (c.balancing === 'primary') {
       const m = this.#metrics;
@@ -160,6 +165,7 @@ export class Primary {
       dispatch: dispatcher<WorkerMessage, Worker>({
         'flotilla:pong': (message, worker) => {
           this.#supervisor.answered(worker, message);
+          this.#autoscaler.answered(worker, message);
           this.#exposition.touch(keyOf(worker));
         },
         'flotilla:listening': (message, worker) => this.#supervisor.listening(worker, message.address),
@@ -194,6 +200,15 @@ export class Primary {
       },
       onUp: (worker) => this.#distributor?.add(worker),
       onRetire: (worker) => this.#distributor?.retire(worker),
+    });
+    this.#autoscaler = new Autoscaler({
+      range,
+      scaleDownAfterMs: c.scaleDownAfterMs,
+      heartbeatIntervalMs: c.heartbeatIntervalMs,
+      logger,
+      upWorkers: () => this.#supervisor.upWorkers,
+      count: () => this.#supervisor.count,
+      resize: (n) => this.#supervisor.resize(n),
     });
     this.#topics = new TopicRelay(() => this.#supervisor.liveWorkers, logger, replicaName());
     this.#tls =
@@ -391,6 +406,7 @@ export class Primary {
       adopt: (config) => {
         this.#config = config;
         this.#o.logger.level = config.logging.level;
+        this.#autoscaler.follow(workerRange(config.workers), config.cluster.scaleDownAfterMs);
         this.#tls?.follow(config);
       },
       restartServiceThread: async () => {
@@ -416,6 +432,7 @@ export class Primary {
   shutdown(reason: string, failureCode = 0): Promise<void> {
     this.#shutdown ??= (async () => {
       this.#o.logger.info({ reason }, 'cluster shutting down');
+      this.#autoscaler.stop();
       this.#settingsCheck?.stop();
       const ok = await runPrimaryShutdown({
         logger: this.#o.logger,

@@ -2,9 +2,9 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { ConfigError, formatProblem } from '../config/config-error.ts';
 import type { ResolvedConfig } from '../config/types.ts';
-import { resolveWorkerCount } from '../utils/cpus.ts';
 import { rollingRestart } from './rolling-restart.ts';
 import type { Supervisor } from './supervisor.ts';
+import { countWithin, workerRange } from './worker-range.ts';
 
 /**
  * The keys a reload cannot change while the cluster runs: the listening
@@ -53,7 +53,8 @@ export type ReloadOutcome = 'reloaded' | 'scaled' | 'invalid' | 'refused' | 'fai
  * SIGHUP (and `flotilla dev` on a change): reads the config file again.
  * - Invalid: every problem is logged; the cluster keeps running on its config, nothing restarts.
  * - A key of `FIXED_KEYS` changed: refused with the keys named; nothing restarts.
- * - Only `workers` changed (and `code` is false): the cluster scales up or down, no worker restarts.
+ * - Only `workers` (or `cluster.scaleDownAfterMs`) changed (and `code` is false): the cluster scales up or down
+ *   (with `{ min, max }`, into the range, keeping the count the load chose when it is within), no worker restarts.
  * - Otherwise (the same config included: SIGHUP also deploys new code): a rolling restart onto the new config (a new worker listens before an old one leaves),
  *   scaled to the new count, then the service thread is re-created so schedulers and hooks follow.
  *   A replacement that does not come up (its new code or settings fail) stops it: the old
@@ -76,10 +77,10 @@ export async function reloadCluster(target: ReloadTarget, { code }: { code: bool
     logger.error({ keys: fixed }, `reload refused: ${fixed.join(', ')} cannot change while the cluster runs; restart it to apply`);
     return 'refused';
   }
-  const count = resolveWorkerCount(next.workers);
+  const count = countWithin(workerRange(next.workers), supervisor.count);
   target.adopt(next);
   supervisor.setShutdownBudget(next.shutdown.timeoutMs);
-  if (!code && next.workers !== before.workers && isDeepStrictEqual({ ...before, workers: next.workers }, next)) {
+  if (!code && !isDeepStrictEqual(before, next) && isDeepStrictEqual(withScaling(before, next), next)) {
     const from = supervisor.count;
     await supervisor.resize(count);
     logger.info({ from, to: count }, 'reload: only workers changed: scaled, no worker restarted');
@@ -93,7 +94,7 @@ export async function reloadCluster(target: ReloadTarget, { code }: { code: bool
     target.adopt(before);
     supervisor.setShutdownBudget(before.shutdown.timeoutMs);
     // a shrink done before the rolling restart is undone: the cluster matches the config it keeps
-    const previous = resolveWorkerCount(before.workers);
+    const previous = countWithin(workerRange(before.workers), supervisor.count);
     if (supervisor.count !== previous) await supervisor.resize(previous);
     return 'failed';
   }
@@ -101,6 +102,11 @@ export async function reloadCluster(target: ReloadTarget, { code }: { code: bool
   await target.restartServiceThread();
   logger.info({ workers: count }, 'reload: done, the cluster runs on the new config');
   return 'reloaded';
+}
+
+/** `config` with `next`'s scaling keys: equal to `next` when nothing else changed. */
+function withScaling(config: ResolvedConfig, next: ResolvedConfig): ResolvedConfig {
+  return { ...config, workers: next.workers, cluster: { ...config.cluster, scaleDownAfterMs: next.cluster.scaleDownAfterMs } };
 }
 
 /** The dotted keys among `keys` whose values differ between two configs. */

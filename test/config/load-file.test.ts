@@ -52,6 +52,7 @@ test('a valid file with every key loads, with the service resolved against the f
       balancing: 'kernel',
       metricsIntervalMs: 2000,
       allowFastRestarts: true,
+      scaleDownAfterMs: 30000,
       allowOversubscription: true,
     },
   );
@@ -178,7 +179,7 @@ test('every problem of a file is reported at once, in line order', () => {
       ['workers', 10],
     ],
   );
-  assert.equal(error.problems.at(-1)?.message, "must be a positive integer or 'auto'");
+  assert.equal(error.problems.at(-1)?.message, "must be a positive integer, 'auto', or { min, max }");
   for (const p of error.problems) assert.ok(error.message.includes(`${fixture('multiple-problems.yaml')}:${p.line}: ${p.key}: `));
 });
 

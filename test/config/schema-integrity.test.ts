@@ -149,7 +149,7 @@ test('the types agree with the schema', () => {
     Mutual<OptionalKeys<KConfig>, keyof KConfig>,
     Mutual<OptionalKeys<NonNullable<KConfig['cluster']>>, keyof NonNullable<KConfig['cluster']>>,
     [ResolvedConfig] extends [KConfig] ? true : false,
-    Equal<ResolvedConfig['workers'], number | 'auto'>,
+    Equal<ResolvedConfig['workers'], number | 'auto' | Readonly<{ min: number; max: number | 'auto' }>>,
     Equal<ResolvedConfig['cluster']['balancing'], 'primary' | 'kernel'>,
     Equal<ResolvedConfig['docs']['servers'], string[]>,
   ] = [true, true, true, true, true, true, true, true, true];

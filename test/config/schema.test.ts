@@ -124,6 +124,19 @@ test('fast restarts (backoffMaxMs < 100 with crashLoopFailures > 10) are refused
   assert.deepEqual(problems({ cluster: { crashLoopFailures: 1000 } }), [], 'the default backoff is slow enough');
 });
 
+test('workers: { min, max } scales between two bounds, max a number or auto, never below min', () => {
+  assert.deepEqual(resolveConfig({ workers: { min: 1, max: 'auto' } }).workers, { min: 1, max: 'auto' });
+  assert.deepEqual(problems({ workers: { min: 2, max: 4 } }, 2), []);
+  assert.deepEqual(problems({ workers: { min: 3, max: 2 } }, 2), [
+    'workers.max: is below workers.min (3): the range would be empty; raise max or lower min',
+  ]);
+  assert.ok(problems({ workers: { min: 0, max: 2 } }, 2).includes('workers.min: must be >= 1'));
+  assert.ok(problems({ workers: { min: 1 } }, 2).includes("workers: must be a positive integer, 'auto', or { min, max }"));
+  assert.equal(resolveConfig({}).cluster.scaleDownAfterMs, 60_000, 'a minute by default');
+  assert.deepEqual(problems({ cluster: { scaleDownAfterMs: 999 } }, 2), ['cluster.scaleDownAfterMs: must be >= 1000']);
+  assert.equal(resolveConfig({}).workers, 'auto', 'a fixed count stays the default');
+});
+
 test('a numeric workers above 4 × the CPUs available is refused unless allowOversubscription', () => {
   assert.deepEqual(problems({ workers: 9 }, 2), [
     "workers: is more than 4 × the 2 CPUs available (cgroup quota included): the workers would only compete for CPU time and memory; lower it or use 'auto', or set cluster.allowOversubscription: true to opt in",
@@ -133,7 +146,11 @@ test('a numeric workers above 4 × the CPUs available is refused unless allowOve
   assert.deepEqual(problems({ workers: 4 }, 1), []);
   assert.deepEqual(problems({ workers: 'auto' }, 1), []);
   assert.deepEqual(problems({ workers: 64, cluster: { allowOversubscription: true } }, 2), []);
-  assert.deepEqual(problems({ workers: 2000 }, 2), ["workers: must be a positive integer or 'auto'"], 'out of range: one problem');
+  assert.deepEqual(
+    problems({ workers: 2000 }, 2),
+    ["workers: must be a positive integer, 'auto', or { min, max }"],
+    'out of range: one problem',
+  );
   // without a CPU count, this machine's is used
   const cpus = availableCpus();
   assert.deepEqual(configProblems({ workers: Math.min(4 * cpus, 1024) }), []);
