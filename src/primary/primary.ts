@@ -45,7 +45,7 @@ export interface PrimaryOptions {
   /** The worker entry module. */
   workerEntry: string;
   logger: Logger;
-  /** Called once the first worker listens (`flotilla dev` prints its banner). */
+  /** Called once the first worker listens and the metrics endpoint has settled (`flotilla dev` prints its banner). */
   onListening?(address: { host: string; port: number }): void;
 }
 
@@ -80,6 +80,8 @@ export class Primary {
    * loading the service here at the same time would slow the workers' start-up down.
    */
   readonly #serviceWanted = Promise.withResolvers<void>();
+  /** Settles once the metrics endpoint listens, or will not (invalid settings, a failed start, a shutdown first). */
+  readonly #metricsSettled = Promise.withResolvers<void>();
   #metricsServer: Server | undefined;
   #host: ServiceHost | undefined;
   #shutdown: Promise<void> | undefined;
@@ -157,7 +159,8 @@ export class Primary {
       onCrashLoop: () => void this.shutdown('crash loop', 1),
       onFirstListening: (address) => {
         logger.info({ address, workers: count }, `${config.serviceName} cluster listening`);
-        options.onListening?.(address);
+        // the banner names the metrics port: it waits for the endpoint, which starts once a worker ran the setup
+        if (options.onListening !== undefined) void this.#metricsSettled.promise.then(() => options.onListening?.(address));
         this.#listened = true;
         this.#serviceWanted.resolve();
       },
@@ -304,6 +307,7 @@ export class Primary {
       const endpoint = await serveMetrics(source, config.metrics);
       this.#metricsServer = endpoint.server;
       logger.info({ port: endpoint.port, path: config.metrics.path }, 'metrics endpoint listening');
+      this.#metricsSettled.resolve();
       if (config.coordination.url !== undefined && this.#shutdown === undefined)
         this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
       await this.#serviceWanted.promise;
@@ -311,6 +315,8 @@ export class Primary {
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
       void this.shutdown('primary start failure', 1);
+    } finally {
+      this.#metricsSettled.resolve();
     }
   }
 
