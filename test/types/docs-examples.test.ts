@@ -20,14 +20,18 @@ const tsc = join(root, 'node_modules/typescript/bin/tsc');
 /**
  * README.md and every Markdown file under docs/, as paths relative to the repository; but the
  * tutorial's, whose blocks are the files of one project, compiled there by test/docs/tutorial.test.ts,
- * and the generated API reference's, whose blocks are declarations (test/docs/api-generated.test.ts).
+ * the sessions and testing guides', whose blocks are the files of one project too
+ * (test/docs/sessions-testing-guides.test.ts), and the generated API reference's, whose blocks are
+ * declarations (test/docs/api-generated.test.ts).
  */
+const SEPARATE = new Set(['docs/tutorial', 'docs/reference/api', 'docs/guides/sessions.md', 'docs/guides/testing.md']);
+
 function documents(): string[] {
   const found = ['README.md'];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
       const path = `${dir}/${entry.name}`;
-      if (path === 'docs/tutorial' || path === 'docs/reference/api') continue;
+      if (SEPARATE.has(path)) continue;
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.md')) found.push(path);
     }
