@@ -14,7 +14,7 @@ import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
 import { emptySlots, resizeSlots, type Slot } from './slot.ts';
 import type { SupervisorOptions } from './supervisor-options.ts';
-import { forkWorker, retireWorker, untilListening } from './worker-process.ts';
+import { forkWorker, ListeningWaits, retireWorker } from './worker-process.ts';
 import { WorkerRequests } from './worker-requests.ts';
 import { WorkerWatch } from './worker-watch.ts';
 
@@ -40,6 +40,8 @@ export class Supervisor {
   /** Every live worker and its slot: the slot's current worker, a replacement starting, or one retiring. */
   readonly #owners = new Map<Worker, Slot>();
   readonly #retiring = new Set<Worker>();
+  /** Replacements and added workers awaited until they listen (`listening` tells it). */
+  readonly #listens = new ListeningWaits();
   /** Graceful changes run one at a time (rolling restart, recycling, resizing): the last one asked for. */
   #replacing: Promise<unknown> = Promise.resolve();
   #restarting = true;
@@ -158,7 +160,7 @@ export class Supervisor {
     const old = slot.worker;
     const fresh = this.#spawn(slot);
     if (fresh === undefined) return false;
-    const listening = await untilListening(fresh, this.#o.startupTimeoutMs);
+    const listening = await this.#listens.untilListening(fresh, this.#o.startupTimeoutMs);
     if (!listening || !this.#restarting) {
       this.#o.logger.error({ slot: index, workerPid: fresh.process.pid }, 'replacement worker did not come up: keeping the old one');
       fresh.process.kill('SIGKILL');
@@ -186,7 +188,7 @@ export class Supervisor {
     for (const slot of added) this.#fork(slot);
     const settled = [
       ...removed.map((slot) => (slot.worker === undefined ? undefined : this.#retire(slot.worker))),
-      ...added.map((slot) => (slot.worker === undefined ? undefined : untilListening(slot.worker, this.#o.startupTimeoutMs))),
+      ...added.map((slot) => (slot.worker === undefined ? undefined : this.#listens.untilListening(slot.worker, this.#o.startupTimeoutMs))),
     ];
     await Promise.all(settled);
     this.#o.metrics.workersUp.set(this.upWorkers.length);
@@ -300,6 +302,7 @@ export class Supervisor {
       this.#announced = true;
       this.#o.onFirstListening(address);
     }
+    this.#listens.listening(worker);
   }
 
   /** The supervisor's part of `flotilla:shutdown-complete`. */

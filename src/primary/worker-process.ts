@@ -1,5 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
-import { isWorkerMessage, msg } from '../ipc/protocol.ts';
+import { msg } from '../ipc/protocol.ts';
 
 /** Time after a retiring worker's budget before it is killed. */
 export const KILL_MARGIN_MS = 250;
@@ -34,29 +34,42 @@ export function forkWorker(env: Record<string, string>, on: ForkHandlers): Worke
 }
 
 /**
- * Resolves `true` once the worker says it listens, `false` if it exits, was
- * never started, or `timeoutMs` passes first.
+ * Workers awaited until they listen. The primary's one dispatcher of worker messages tells it of each
+ * `flotilla:listening` (`listening`, through `Supervisor.listening`); `untilListening` resolves `true`
+ * then, `false` if the worker exits, was never started, or `timeoutMs` passes first.
  *
  * @example
- * if (!(await untilListening(fresh, 10_000))) fresh.process.kill('SIGKILL');
+ * const listens = new ListeningWaits(); // and in the dispatcher: 'flotilla:listening': (m, worker) => listens.listening(worker)
+ * if (!(await listens.untilListening(fresh, 10_000))) fresh.process.kill('SIGKILL');
  */
-export function untilListening(worker: Worker, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      worker.off('message', onMessage).off('exit', gone).off('error', onError);
-      resolve(ok);
-    };
-    const onMessage = (message: unknown) => {
-      if (isWorkerMessage(message) && message.type === 'flotilla:listening') done(true);
-    };
-    const gone = () => done(false);
-    const onError = () => {
-      if (worker.process.pid === undefined) done(false);
-    };
-    const timer = setTimeout(gone, timeoutMs);
-    worker.on('message', onMessage).once('exit', gone).on('error', onError);
-  });
+export class ListeningWaits {
+  readonly #waiting = new Map<Worker, Set<(ok: boolean) => void>>();
+
+  /** `worker` said it listens: whoever awaits it gets `true`. */
+  listening(worker: Worker): void {
+    for (const done of this.#waiting.get(worker) ?? []) done(true);
+  }
+
+  untilListening(worker: Worker, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        const waits = this.#waiting.get(worker);
+        waits?.delete(done);
+        if (waits?.size === 0) this.#waiting.delete(worker);
+        worker.off('exit', gone).off('error', onError);
+        resolve(ok);
+      };
+      const gone = () => done(false);
+      const onError = () => {
+        if (worker.process.pid === undefined) done(false);
+      };
+      const timer = setTimeout(gone, timeoutMs);
+      const waits = this.#waiting.get(worker) ?? new Set();
+      this.#waiting.set(worker, waits.add(done));
+      worker.once('exit', gone).on('error', onError);
+    });
+  }
 }
 
 /**
