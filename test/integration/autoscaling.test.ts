@@ -69,6 +69,15 @@ for (const balancing of ['kernel', 'primary'] as const) {
       'no retirement is a crash',
     );
     t.assert.strictEqual(cluster.lines.filter((l) => l.msg === 'scaling workers').length, 2, 'no flapping');
+    // the fixture's one-second cron job lives in the primary's service thread: the changes never run it twice
+    const ticks = cluster.lines.filter(byMsg('fixture tick'));
+    t.assert.ok(ticks.length >= 5, `${ticks.length} ticks`);
+    t.assert.ok(
+      ticks.every((l) => l.pid === cluster.pid),
+      'every tick in the primary',
+    );
+    const spanS = ((ticks.at(-1)?.at ?? 0) - (ticks[0]?.at ?? 0)) / 1000;
+    t.assert.ok(ticks.length <= spanS + 2, `${ticks.length} ticks in ${spanS} s: at most one a second`);
     cluster.signal('SIGTERM');
     t.assert.strictEqual((await cluster.exit(12_000)).code, 0);
   });
