@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
-import { ENTRY_POINTS } from '../src/entry-points.ts';
 
 /**
  * Bundles flotilla's sources (`<root>/src`) into `outDir`, as the published package runs: one ES
@@ -22,7 +21,7 @@ export function bundleSources(root: string, outDir: string): void {
   const src = join(root, 'src');
   buildSync({
     absWorkingDir: root,
-    entryPoints: ['index', 'cli/main', ...ENTRY_POINTS].map((name) => join(src, `${name}.ts`)),
+    entryPoints: ['index', 'cli/main', ...entryPointsOf(src)].map((name) => join(src, `${name}.ts`)),
     outbase: src,
     outdir: outDir,
     bundle: true,
@@ -39,6 +38,17 @@ export function bundleSources(root: string, outDir: string): void {
     if (readFileSync(join(outDir, file), 'utf8').includes('"../package.json"'))
       throw new Error(`${relative(root, join(outDir, file))}: src/entry-points.ts was bundled below the root; its paths would not hold`);
   }
+}
+
+/**
+ * The `ENTRY_POINTS` of the tree being bundled, read from its own src/entry-points.ts: a baseline's
+ * src/ (bench/lib/build.ts) has the list of its revision, not the current one.
+ */
+function entryPointsOf(src: string): string[] {
+  const file = join(src, 'entry-points.ts');
+  const list = /export const ENTRY_POINTS\b[^=]*=\s*\[([^\]]*)\]/.exec(readFileSync(file, 'utf8'))?.[1];
+  if (list === undefined) throw new Error(`${file}: no ENTRY_POINTS array`);
+  return [...list.matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
