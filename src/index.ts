@@ -67,7 +67,8 @@ export type { JsonSchemaToTs, ReplyType, SchemaType, TypeBoxProvider, TypeProvid
 export type { GroupOf, TypedGroup } from './app/typed/typed-group.ts';
 export { withTypeProvider } from './app/typed/with-type-provider.ts';
 export { ConfigError, type ConfigProblem } from './config/config-error.ts';
-export { type ConfigOverrides, type LoadConfigOptions, loadConfig } from './config/load-file.ts';
+export { type LoadConfigOptions, loadConfig } from './config/load-file.ts';
+export type { ConfigOverrides } from './config/overrides.ts';
 export type { SecurityRequirement } from './config/security-requirements.ts';
 export type {
   ClusterConfig,

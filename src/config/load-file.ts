@@ -1,20 +1,24 @@
-import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isRecord } from '../utils/is-record.ts';
-import { readTlsFiles, TlsFileError } from '../utils/tls-files.ts';
-import { tlsPolicyProblem } from '../utils/tls-policy.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
+import {
+  type ExtraProblem,
+  fileError,
+  MAX_CONFIG_BYTES,
+  readConfigText,
+  resolvedTls,
+  serviceFileProblem,
+  tlsProblems,
+} from './config-files.ts';
 import { chooseEnv, type Env, type EnvChoice } from './env-default.ts';
 import { configSecretProblems, markSettingsFallbacks } from './fallback-secrets.ts';
 import type { FallbackValue, UnsetTolerance } from './interpolate.ts';
+import { type ConfigOverrides, givenBy, replacedBy, withOverrides } from './overrides.ts';
 import { readYaml } from './read-yaml.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 import { markUnset } from './unset-settings.ts';
 import { adoptResolvedConfig, configProblems, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';
-
-/** Largest config file accepted, in bytes. */
-export const MAX_CONFIG_BYTES = 1_048_576;
 
 /** A config file, validated, with its defaults applied. */
 export interface LoadedConfig {
@@ -75,17 +79,6 @@ export interface LoadOptions {
 export const START_ENV = { env: 'production', from: "flotilla start's default" } as const satisfies LoadOptions['defaultEnv'];
 /** The default environment of a standalone App, of `loadConfig` and of `flotilla dev`. */
 const STANDALONE_ENV = { env: 'development', from: "a standalone App's default" } as const;
-
-/**
- * A part of a config, any key at any depth optional: what `loadConfig`'s `overrides` takes.
- *
- * @example
- * const overrides: ConfigOverrides = { port: 0, logging: { level: 'warn' }, settings: { databaseUrl: 'postgres://test' } };
- */
-export type ConfigOverrides = PartialDeep<KConfig>;
-
-/** Every key optional at any depth, `undefined` allowed (a key left `undefined` changes nothing); lists whole. */
-type PartialDeep<T> = T extends readonly unknown[] ? T : T extends object ? { [K in keyof T]?: PartialDeep<T[K]> | undefined } : T;
 
 /**
  * How `loadConfig` reads a file, for tests that build an App from the service's own config.
@@ -218,12 +211,6 @@ interface CheckedText {
   secretProblems: ConfigProblem[];
 }
 
-/** A problem found beyond the schema, for a key of the config (located by the caller). */
-interface ExtraProblem {
-  path: (string | number)[];
-  message: string;
-}
-
 /**
  * `parseConfigText`, plus `overrides` merged over the parsed value and the problems `extra` finds in
  * it, all located (in the file, or in the overrides) and reported at once.
@@ -277,44 +264,6 @@ function checkConfigText(
 }
 
 /**
- * `value` with `overrides` merged over it: plain objects key by key, anything else replacing; an
- * `undefined` override changes nothing. Neither argument is changed.
- */
-function withOverrides(value: unknown, overrides: unknown): unknown {
-  if (overrides === undefined) return value;
-  if (!isRecord(value) || !isRecord(overrides)) return overrides;
-  const merged: Record<string, unknown> = { ...value };
-  for (const [key, over] of Object.entries(overrides)) {
-    // defined, not assigned: a `__proto__` key stays a key (the validation names it), never a prototype
-    const base = Object.hasOwn(value, key) ? value[key] : undefined;
-    Object.defineProperty(merged, key, { value: withOverrides(base, over), enumerable: true, writable: true, configurable: true });
-  }
-  return merged;
-}
-
-/** Whether the overrides give a value at `path` or above it: a problem there is theirs. */
-function givenBy(overrides: unknown, path: readonly (string | number)[]): boolean {
-  let node = overrides;
-  for (const segment of path) {
-    if (!isRecord(node)) return true; // a list or a scalar replaced the file's value, with all below it
-    if (!Object.hasOwn(node, segment) || node[segment] === undefined) return false;
-    node = node[segment];
-  }
-  return true;
-}
-
-/** Whether the overrides replace the file's value at `path` (a value that is not an object merged into it, at or above it). */
-function replacedBy(overrides: unknown, path: readonly (string | number)[]): boolean {
-  let node = overrides;
-  for (const segment of path) {
-    if (!isRecord(node)) return true;
-    if (!Object.hasOwn(node, segment) || node[segment] === undefined) return false;
-    node = node[segment];
-  }
-  return node !== undefined && !isRecord(node);
-}
-
-/**
  * Problems found beyond the file's own validation (the service's `settings`,
  * checked against the schema its module declares), located in the config
  * file they came from: a `ConfigError` naming file, line and key of each.
@@ -335,94 +284,6 @@ export function locateProblems(file: string, problems: readonly ConfigProblem[],
   const line = (p: ConfigProblem) => Math.max(1, lineCounter.linePos(offsetOfPath(doc, p.path)).line);
   const located = problems.map((p) => ({ ...p, file, line: line(p) }));
   return new ConfigError(located.sort((a, b) => a.line - b.line));
-}
-
-/** Reads a file as UTF-8, refusing more than `MAX_CONFIG_BYTES`; throws `ConfigError`. */
-function readConfigText(file: string): string {
-  let fd: number;
-  try {
-    fd = openSync(file, 'r');
-  } catch (error) {
-    throw fileError(file, describeFsError(error));
-  }
-  try {
-    const buffer = Buffer.alloc(MAX_CONFIG_BYTES + 1);
-    let length = 0;
-    while (length < buffer.length) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null);
-      if (n === 0) break;
-      length += n;
-    }
-    if (length > MAX_CONFIG_BYTES) throw fileError(file, `is larger than ${MAX_CONFIG_BYTES} bytes`);
-    return new TextDecoder('utf-8', { fatal: true }).decode(buffer.subarray(0, length));
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    throw fileError(file, error instanceof TypeError ? 'is not valid UTF-8' : describeFsError(error));
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * The problems of `tls`'s files: each must be readable, the certificate and the key must parse and
- * match, the CA file must hold certificates. Checked at load time, so that a wrong file is a
- * config error naming its key and line rather than every worker failing to boot. So is a
- * `tls.ciphers` OpenSSL does not accept (src/utils/tls-policy.ts).
- */
-function tlsProblems(tls: unknown, pathOf: (file: string) => string): ExtraProblem[] {
-  if (!isRecord(tls)) return [];
-  const { certFile, keyFile, caFile, ciphers } = tls;
-  // a list the schema refuses (its pattern) is reported by the schema
-  const suites = typeof ciphers === 'string' && /^[\w+:!@=.-]+$/.test(ciphers) ? tlsPolicyProblem({ ciphers }) : undefined;
-  const problems: ExtraProblem[] = suites === undefined ? [] : [{ path: ['tls', 'ciphers'], message: suites }];
-  if (typeof certFile !== 'string' || certFile === '' || typeof keyFile !== 'string' || keyFile === '') return problems;
-  const ca = typeof caFile === 'string' && caFile !== '' ? pathOf(caFile) : undefined;
-  try {
-    readTlsFiles({ certFile: pathOf(certFile), keyFile: pathOf(keyFile), caFile: ca });
-    return problems;
-  } catch (error) {
-    if (!(error instanceof TlsFileError)) throw error;
-    return [...problems, { path: ['tls', error.key], message: error.message }];
-  }
-}
-
-/** `tls` with its files resolved against the config file's directory. */
-function resolvedTls<T extends { certFile: string; keyFile: string; caFile?: string }>(tls: T, pathOf: (file: string) => string): T {
-  return {
-    ...tls,
-    certFile: pathOf(tls.certFile),
-    keyFile: pathOf(tls.keyFile),
-    ...(tls.caFile === undefined ? {} : { caFile: pathOf(tls.caFile) }),
-  };
-}
-
-/**
- * Why the service module at `path` cannot be loaded, or `undefined` when it is
- * a readable file. Checked at load time, so that a wrong `service` is a config
- * error (exit 2) rather than every worker failing to boot.
- */
-function serviceFileProblem(path: string): string | undefined {
-  try {
-    const stats = statSync(path);
-    if (stats.isDirectory()) return 'is a directory, not a file';
-    if (!stats.isFile()) return 'is not a regular file';
-    accessSync(path, constants.R_OK);
-    return undefined;
-  } catch (error) {
-    return describeFsError(error);
-  }
-}
-
-function describeFsError(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT') return 'does not exist';
-  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read (permission denied)';
-  if (code === 'EISDIR') return 'is a directory, not a file';
-  return `cannot be read (${code ?? (error instanceof Error ? error.message : String(error))})`;
-}
-
-function fileError(file: string, message: string): ConfigError {
-  return new ConfigError([{ key: '', path: [], file, message: `the config file ${message}` }]);
 }
 
 function pathKey(path: readonly (string | number)[]): string {

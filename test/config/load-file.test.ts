@@ -8,7 +8,8 @@ import { type TestContext, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { ConfigError } from '../../src/config/config-error.ts';
-import { loadConfig, loadConfigFile, MAX_CONFIG_BYTES, parseConfigText } from '../../src/config/load-file.ts';
+import { MAX_CONFIG_BYTES } from '../../src/config/config-files.ts';
+import { loadConfig, loadConfigFile, parseConfigText } from '../../src/config/load-file.ts';
 import { availableCpus } from '../../src/utils/cpus.ts';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/config/${name}`, import.meta.url));
