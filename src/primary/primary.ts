@@ -229,13 +229,17 @@ export class Primary {
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
     const { config, servicePath, configFile } = this.#o;
-    const settingsFallbacks = settingsFallbacksOf(config);
-    const settings = checkSettingsInThread({ config, servicePath, settingsFallbacks, ...(configFile === undefined ? {} : { configFile }) });
-    this.#settingsCheck = settings;
     if (this.#distributor !== undefined) {
-      // the primary binds the service port itself: the settings first (otherwise the workers start meanwhile,
-      // and the metrics endpoint waits for the verdict, see #startOwnParts)
+      // the primary binds the service port itself, before any worker runs the setup: the settings first
+      const settings = checkSettingsInThread({
+        config,
+        servicePath,
+        settingsFallbacks: settingsFallbacksOf(config),
+        ...(configFile === undefined ? {} : { configFile }),
+      });
+      this.#settingsCheck = settings;
       const verdict = await settings.verdict;
+      settings.stop();
       if (verdict.valid === false) {
         process.stderr.write(`flotilla: ${verdict.message}\n`);
         return 2;
@@ -252,7 +256,7 @@ export class Primary {
     const untrap = this.#trapSignals();
     this.#tls?.start();
     this.#supervisor.start();
-    void this.#startOwnParts(settings);
+    void this.#startOwnParts();
     const code = await this.#done.promise;
     untrap();
     return code;
@@ -283,21 +287,17 @@ export class Primary {
   }
 
   /**
-   * Once the settings are known valid (the check's verdict, or a worker that ran the setup), the metrics
-   * endpoint; then, once a worker listens or awaits the service's `beforeServe` hooks, the service
-   * thread: the workers that await the hooks listen once it is ready (migrations are done before any
-   * worker serves). Invalid settings stop the start, the problems on stderr, exit 2, with no port open.
+   * Once a worker has run the service's setup (it listens, or awaits the service's `beforeServe`
+   * hooks), the settings are known valid: the metrics endpoint, then the service thread (the workers
+   * that await the hooks listen once it is ready: migrations are done before any worker serves).
+   * Invalid settings fail the first worker's setup before it listens: the primary prints them on
+   * stderr, exit 2, with no port open (`#bootFailed`). With `balancing: primary` the settings were
+   * checked before the service port was bound (`run`).
    */
-  async #startOwnParts(settings: SettingsCheck): Promise<void> {
+  async #startOwnParts(): Promise<void> {
     const { config, logger } = this.#o;
     try {
-      const ranSetup = this.#serviceWanted.promise.then(() => ({ valid: true }) as const);
-      const verdict = await Promise.race([settings.verdict, ranSetup]);
-      settings.stop();
-      if (verdict.valid === false && this.#shutdown === undefined) {
-        process.stderr.write(`flotilla: ${verdict.message}\n`);
-        void this.shutdown('invalid settings', 2);
-      }
+      await this.#serviceWanted.promise;
       if (this.#shutdown !== undefined) return;
       const source = {
         collect: () => this.scrape(),
@@ -310,7 +310,6 @@ export class Primary {
       this.#metricsSettled.resolve();
       if (config.coordination.url !== undefined && this.#shutdown === undefined)
         this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
-      await this.#serviceWanted.promise;
       if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');
