@@ -26,7 +26,7 @@ import { PrimaryMetrics } from './primary-metrics.ts';
 import { ClusterCounts } from './rate-limit-counter.ts';
 import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
 import { ServiceHost } from './service-host.ts';
-import { checkSettingsInThread, type SettingsCheck } from './settings-check.ts';
+import { checkSettingsInThread, SETTINGS_CHECK_DELAY_MS, type SettingsCheck } from './settings-check.ts';
 import { runPrimaryShutdown } from './shutdown.ts';
 import { Supervisor } from './supervisor.ts';
 import { TlsRotation } from './tls-rotation.ts';
@@ -229,17 +229,15 @@ export class Primary {
   /** Starts everything; resolves with the process exit code once the cluster has shut down. */
   async run(): Promise<number> {
     const { config, servicePath, configFile } = this.#o;
+    const settingsFallbacks = settingsFallbacksOf(config);
+    const data = { config, servicePath, settingsFallbacks, ...(configFile === undefined ? {} : { configFile }) };
+    // with balancing: kernel the workers' setup checks the settings first, unless it is slow (see settings-check.ts)
+    const settings = checkSettingsInThread(data, this.#distributor === undefined ? SETTINGS_CHECK_DELAY_MS : 0);
+    this.#settingsCheck = settings;
     if (this.#distributor !== undefined) {
-      // the primary binds the service port itself, before any worker runs the setup: the settings first
-      const settings = checkSettingsInThread({
-        config,
-        servicePath,
-        settingsFallbacks: settingsFallbacksOf(config),
-        ...(configFile === undefined ? {} : { configFile }),
-      });
-      this.#settingsCheck = settings;
+      // the primary binds the service port itself: the settings first (otherwise the workers start meanwhile,
+      // and the metrics endpoint waits for the verdict, see #startOwnParts)
       const verdict = await settings.verdict;
-      settings.stop();
       if (verdict.valid === false) {
         process.stderr.write(`flotilla: ${verdict.message}\n`);
         return 2;
@@ -256,7 +254,7 @@ export class Primary {
     const untrap = this.#trapSignals();
     this.#tls?.start();
     this.#supervisor.start();
-    void this.#startOwnParts();
+    void this.#startOwnParts(settings);
     const code = await this.#done.promise;
     untrap();
     return code;
@@ -287,17 +285,21 @@ export class Primary {
   }
 
   /**
-   * Once a worker has run the service's setup (it listens, or awaits the service's `beforeServe`
-   * hooks), the settings are known valid: the metrics endpoint, then the service thread (the workers
-   * that await the hooks listen once it is ready: migrations are done before any worker serves).
-   * Invalid settings fail the first worker's setup before it listens: the primary prints them on
-   * stderr, exit 2, with no port open (`#bootFailed`). With `balancing: primary` the settings were
-   * checked before the service port was bound (`run`).
+   * Once the settings are known valid (the check's verdict, or a worker that ran the setup), the metrics
+   * endpoint; then, once a worker listens or awaits the service's `beforeServe` hooks, the service
+   * thread: the workers that await the hooks listen once it is ready (migrations are done before any
+   * worker serves). Invalid settings stop the start, the problems on stderr, exit 2, with no port open.
    */
-  async #startOwnParts(): Promise<void> {
+  async #startOwnParts(settings: SettingsCheck): Promise<void> {
     const { config, logger } = this.#o;
     try {
-      await this.#serviceWanted.promise;
+      const ranSetup = this.#serviceWanted.promise.then(() => ({ valid: true }) as const);
+      const verdict = await Promise.race([settings.verdict, ranSetup]);
+      settings.stop();
+      if (verdict.valid === false && this.#shutdown === undefined) {
+        process.stderr.write(`flotilla: ${verdict.message}\n`);
+        void this.shutdown('invalid settings', 2);
+      }
       if (this.#shutdown !== undefined) return;
       const source = {
         collect: () => this.scrape(),
@@ -310,6 +312,7 @@ export class Primary {
       this.#metricsSettled.resolve();
       if (config.coordination.url !== undefined && this.#shutdown === undefined)
         this.#connectReplicas().catch((err: unknown) => logger.error({ err }, 'publishes will not reach the other replicas'));
+      await this.#serviceWanted.promise;
       if (this.#shutdown === undefined) this.#startServiceThread();
     } catch (error) {
       logger.fatal({ err: error }, 'the primary could not start its own parts (metrics endpoint, service thread)');

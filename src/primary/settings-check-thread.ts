@@ -5,17 +5,31 @@
  * main thread never does (it would keep the service's module graph for the life of the cluster). The
  * module is imported and its schema read; no setup runs, nor the config's `preload` modules. The
  * answer is a `SettingsVerdict`.
+ *
+ * The thread runs at the lowest CPU priority: with `balancing: kernel` the workers are forked
+ * meanwhile and load the same code, and a third loader beside the two first workers of a 2-core pod
+ * cost its cold start about 200 ms (bench/results/footprint-kernel-no-check-thread.md). So it gets
+ * what CPU they leave; a worker whose setup ran first makes its verdict moot, and it is ended.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ConfigError, type ConfigProblem } from '../config/config-error.ts';
-import { locateProblems } from '../config/load-file.ts';
-import { checkSettings, undeclaredSettings } from '../config/settings.ts';
-import { loadService } from '../process/load-service.ts';
+import type { ConfigProblem } from '../config/config-error.ts';
+import { lowerThreadPriority } from '../utils/thread-priority.ts';
 import type { SettingsCheckData, SettingsVerdict } from './settings-check.ts';
 
+/** The thread's nice value: the lowest priority there is. */
+const NICE = 19;
+
+lowerThreadPriority(NICE);
 const port = parentPort;
 if (port === null) throw new Error('settings-check-thread.ts runs as a worker thread of the flotilla primary');
 const { config, servicePath, configFile, settingsFallbacks = [] } = workerData as SettingsCheckData;
+// loaded once the priority is lowered: the config's validation and ajv are a loader's share too
+const [{ ConfigError }, { locateProblems }, { checkSettings, undeclaredSettings }, { loadService }] = await Promise.all([
+  import('../config/config-error.ts'),
+  import('../config/load-file.ts'),
+  import('../config/settings.ts'),
+  import('../process/load-service.ts'),
+]);
 
 /** The problems of the settings; undefined when the module cannot be read here (a worker will say why). */
 async function problemsOfSettings(): Promise<readonly ConfigProblem[] | undefined> {

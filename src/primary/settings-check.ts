@@ -28,6 +28,9 @@ export interface SettingsCheck {
   stop(): void;
 }
 
+/** Time a check asked for with `delayMs` waits for a worker's setup to make it moot, before its thread starts. */
+export const SETTINGS_CHECK_DELAY_MS = 1_000;
+
 /**
  * Checks the config's `settings` against the service's schema, before the primary opens a port:
  * a typo under `settings` then stops the start with the file's lines on stderr, as any other config
@@ -35,17 +38,37 @@ export interface SettingsCheck {
  * service's module, which is imported for it in a thread of its own that ends with its answer
  * (`settings-check-thread.ts`): the primary's main thread still loads no service code.
  *
+ * With `delayMs`, the thread starts only if `stop()` was not called by then: the workers check the
+ * settings in their setup too, and one whose setup ran (or failed on them) makes the check moot; the
+ * thread, a third loader of the service beside the two first workers of a 2-core pod, cost its cold
+ * start about 200 ms (bench/results/footprint-kernel-no-check-thread.md). A setup slower than that
+ * (a database to reach) still gets its verdict, and the metrics endpoint, early.
+ *
  * @example
  * const check = checkSettingsInThread({ config, servicePath, configFile });
  * const verdict = await check.verdict; // { valid: false, message: 'invalid configuration: …' }
  */
-export function checkSettingsInThread(data: SettingsCheckData): SettingsCheck {
-  const thread = new Worker(entryPoint('primary/settings-check-thread'), { workerData: data });
-  const verdict = new Promise<SettingsVerdict>((resolve) => {
-    thread.once('message', (answer: SettingsVerdict) => resolve(answer));
+export function checkSettingsInThread(data: SettingsCheckData, delayMs = 0): SettingsCheck {
+  let thread: Worker | undefined;
+  let stopped = false;
+  const { promise: verdict, resolve } = Promise.withResolvers<SettingsVerdict>();
+  const start = () => {
+    if (stopped) return;
+    const started = new Worker(entryPoint('primary/settings-check-thread'), { workerData: data });
+    started.once('message', (answer: SettingsVerdict) => resolve(answer));
     // a thread that dies without answering (out of memory, terminated) knows nothing
-    thread.once('error', () => resolve({ valid: undefined }));
-    thread.once('exit', () => resolve({ valid: undefined }));
-  });
-  return { verdict, stop: () => void thread.terminate() };
+    started.once('error', () => resolve({ valid: undefined }));
+    started.once('exit', () => resolve({ valid: undefined }));
+    thread = started;
+  };
+  const timer = delayMs > 0 ? setTimeout(start, delayMs) : undefined;
+  if (timer === undefined) start();
+  return {
+    verdict,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+      void thread?.terminate();
+    },
+  };
 }
