@@ -1,11 +1,11 @@
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
 import { type Settings, settingsOf } from '../config/settings.ts';
 import type { ResolvedConfig } from '../config/types.ts';
 import type { TopicPayload } from '../coordination/replica-topics.ts';
 import { type RunningSchedulers, startSchedulers } from '../coordination/start.ts';
 import { createError, describeValue } from '../errors/flotilla-error.ts';
+import { Registry } from '../metrics/prom-client.ts';
 import { publishCounter } from '../metrics/websocket-metrics.ts';
 import { runScheduledJob } from '../scheduler/run-scheduled.ts';
 import type { Scheduler } from '../scheduler/scheduler.ts';

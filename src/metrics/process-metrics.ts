@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, type Metric, Registry } from 'prom-client';
+import type { Metric } from 'prom-client';
+import { collectDefaultMetrics, Registry } from './prom-client.ts';
 
 /** prom-client's default metrics, collected once per process: each collection adds a GC observer that is never removed. */
 let processMetrics: Registry | undefined;

@@ -1,4 +1,4 @@
-import { Counter, type Registry } from 'prom-client';
+import { Counter, type Registry } from './prom-client.ts';
 
 /** A request's or a connection's protocol on the wire: HTTP/1.1 or HTTP/2, over TLS or not. */
 export interface WireLabels {

@@ -1,13 +1,6 @@
-import {
-  Counter,
-  type CounterConfiguration,
-  Gauge,
-  type GaugeConfiguration,
-  Histogram,
-  type HistogramConfiguration,
-  type Registry,
-} from 'prom-client';
+import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration } from 'prom-client';
 import { createError } from '../errors/flotilla-error.ts';
+import { Counter, Gauge, Histogram, type Registry } from './prom-client.ts';
 
 /**
  * The counter named `config.name` on `registry`: the one already registered

@@ -1,5 +1,5 @@
-import { Gauge, type Registry } from 'prom-client';
 import type { TlsExpiry } from '../utils/tls-files.ts';
+import { Gauge, type Registry } from './prom-client.ts';
 
 /**
  * `flotilla_tls_certificate_expiry_seconds{file}`: the seconds left until each certificate file's

@@ -1,5 +1,5 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { EVENT_LOOP_MONITORING_MS, withoutTotalGauges } from '../metrics/process-metrics.ts';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from '../metrics/prom-client.ts';
 import { shedCounter } from '../metrics/shed-metrics.ts';
 
 /** The sample of a worker's vitals the primary exports per slot (from its heartbeat answers). */
@@ -77,7 +77,12 @@ export class PrimaryMetrics {
   readonly #rss = this.#perWorker('flotilla_worker_resident_memory_bytes', 'Resident set size of the worker.');
   readonly #heartbeatAge = this.#perWorker('flotilla_worker_heartbeat_age_seconds', 'Time since the worker last answered a heartbeat.');
 
-  constructor() {
+  /**
+   * Adds the primary's process metrics (`flotilla_primary_process_*`, `flotilla_primary_nodejs_*`):
+   * called once the workers are forked, as the metrics endpoint starts, since prom-client's default
+   * metrics are some 20 modules and the OpenTelemetry API to load (see src/metrics/prom-client.ts).
+   */
+  collectProcessMetrics(): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'flotilla_primary_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS });
     withoutTotalGauges(this.registry, 'flotilla_primary_');
   }

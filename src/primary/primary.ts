@@ -3,7 +3,6 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { Registry } from 'prom-client';
 import { headerLines, securityHeaderList } from '../app/light-face.ts';
 import { settingsFallbacksOf } from '../config/fallback-secrets.ts';
 import type { ResolvedConfig } from '../config/types.ts';
@@ -14,6 +13,7 @@ import { openCoordinator } from '../coordination/start.ts';
 import { dispatcher, ignore } from '../ipc/dispatch.ts';
 import type { BootFailedMessage, WorkerMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
+import { Registry } from '../metrics/prom-client.ts';
 import { encodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { Autoscaler } from './autoscaler.ts';
@@ -301,6 +301,7 @@ export class Primary {
         void this.shutdown('invalid settings', 2);
       }
       if (this.#shutdown !== undefined) return;
+      this.#metrics.collectProcessMetrics();
       const source = {
         collect: () => this.scrape(),
         contentType: Registry.PROMETHEUS_CONTENT_TYPE,

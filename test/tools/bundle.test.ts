@@ -31,12 +31,13 @@ test('the bundle: one module per entry point at its path, shared chunks at the r
 
 /**
  * The packages a module of the bundle names: in static and dynamic imports, and in what it requires
- * or resolves through `createRequire` (called at once, or kept as `require`, `load`, `requireWs`).
+ * or resolves through `createRequire` (called at once, or kept as `require`, `load`, `requireWs`, which
+ * esbuild may number: `require2`).
  */
 function packagesNamed(code: string): Set<string> {
   const names = new Set<string>();
   const specifier =
-    /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\)\(\s*|\)\.resolve\(\s*|\b(?:require|load|requireWs)\(\s*)"((?:@[\w.-]+\/)?[a-z][\w.:-]*)(?:\/[^"]*)?"/g;
+    /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\)\(\s*|\)\.resolve\(\s*|\b(?:require|load|requireWs)\d*\(\s*)"((?:@[\w.-]+\/)?[a-z][\w.:-]*)(?:\/[^"]*)?"/g;
   for (const [, name] of code.matchAll(specifier)) if (name !== undefined) names.add(name);
   return names;
 }

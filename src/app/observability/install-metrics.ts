@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { type Counter, Registry } from 'prom-client';
 import type { ResolvedConfig } from '../../config/types.ts';
 import { registerProcessMetrics } from '../../metrics/process-metrics.ts';
+import { type Counter, Registry } from '../../metrics/prom-client.ts';
 import { PromMetricsCollector } from '../../metrics/prom-collector.ts';
 import { WireMetrics } from '../../metrics/protocol-metrics.ts';
 import { shedCounter } from '../../metrics/shed-metrics.ts';
