@@ -1,6 +1,6 @@
 /**
- * prom-client's metric classes, the very copy flotilla runs (the published build bundles prom-client),
- * for a service's own metrics: no `prom-client` to install, no second copy beside flotilla's. Register
+ * prom-client's metric classes, the very copy flotilla runs (its dependency, in node_modules), for a
+ * service's own metrics: no `prom-client` to install, no second copy beside flotilla's. Register
  * them in `app.registry` (`registers: [app.registry]`): a standalone App serves them on its metrics
  * endpoint, and in a cluster each worker's values are summed in the primary's `/metrics` with the
  * request metrics (docs/guides/metrics.md). Without `registers`, a metric lands in prom-client's
