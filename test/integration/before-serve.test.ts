@@ -41,12 +41,13 @@ test('a beforeServe hook that keeps failing stops the cluster (crash loop, exit 
 });
 
 test('workers awaiting beforeServe are not timed out: the start-up timeout counts from the hooks done', async (t: TestContext) => {
-  // the timeout must cover a worker's boot on a loaded machine (up to the await-serve), and the hooks outlast it twice
+  // the timeout must cover a worker's boot on a loaded machine (up to the await-serve: 5 s was seen short
+  // with the suite running two files at once on 2 cores), and the hooks outlast it twice
   const cluster = startCluster(t, {
-    config: { cluster: { startupTimeoutMs: 5_000, backoffInitialMs: 50, backoffMaxMs: 500 } },
-    env: { FIXTURE_BEFORE_SERVE_MS: '10000' },
+    config: { cluster: { startupTimeoutMs: 8_000, backoffInitialMs: 50, backoffMaxMs: 500 } },
+    env: { FIXTURE_BEFORE_SERVE_MS: '16000' },
   });
-  await cluster.ready(2, 40_000);
+  await cluster.ready(2, 50_000);
   t.assert.ok(!cluster.lines.some(byMsg('worker did not start listening in time: killing it')), cluster.tail());
   t.assert.strictEqual(cluster.lines.filter(byMsg('worker listening')).length, 2, 'the first two workers, none replaced');
 });
