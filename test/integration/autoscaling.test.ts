@@ -12,8 +12,16 @@ for (const balancing of ['kernel', 'primary'] as const) {
   test(`balancing: ${balancing}: 1 worker, 2 under a CPU-bound load, 1 again after it, no request lost`, {
     skip,
   }, async (t: TestContext) => {
+    // the primary's queue (balancing: primary) waits up to 20 ms by default before it sheds: on a machine
+    // the other test files load too, a closed loop's connections wait longer than that for a saturated
+    // worker, and are shed (its CoDel has no backlog-growth gate yet, unlike a worker's admission control).
+    // What is tested here is the scaling: the queue gets a patient deadline.
     const cluster = startCluster(t, {
-      config: { workers: { min: 1, max: 2 }, cluster: { balancing, scaleDownAfterMs: 1_000 } },
+      config: {
+        workers: { min: 1, max: 2 },
+        cluster: { balancing, scaleDownAfterMs: 1_000 },
+        overload: { queueTargetMs: 1_000, queueIntervalMs: 1_000 },
+      },
     });
     const { appPort, metricsPort } = await cluster.ready(1);
 
