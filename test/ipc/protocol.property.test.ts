@@ -19,6 +19,7 @@ import {
   msg,
   PROTOCOL_VERSION,
 } from '../../src/ipc/protocol.ts';
+import { COUNTER_FAMILY, HISTOGRAM_FAMILY } from '../helpers/metric-families.ts';
 
 // Every message of the protocol's table, built by its constructor from arbitrary arguments, passes the
 // guard of its direction; the same message with a field dropped, a field of the wrong type, a value out
@@ -86,25 +87,9 @@ const vitals = fc.record({
   delayMaxMs: AMOUNT.valid,
 });
 const FAMILIES: MetricFamily[] = [
-  {
-    name: 'http_requests_total',
-    help: 'Requests',
-    type: 'counter',
-    aggregator: 'sum',
-    series: ['http_requests_total{route="/a"}'],
-    values: [3],
-  },
+  COUNTER_FAMILY,
   { name: 'up', help: '', type: 'gauge', aggregator: 'first', series: ['up'], values: ['NaN'] },
-  {
-    name: 'd_seconds',
-    help: 'Durations',
-    type: 'histogram',
-    aggregator: 'sum',
-    series: ['route="/a",method="GET"', ''],
-    values: [1, 2, 0.5, 2, 'NaN', '+Inf', 0, 0],
-    keys: ['method="GET",route="/a"', ''],
-    buckets: ['0.1', '+Inf'],
-  },
+  HISTOGRAM_FAMILY,
 ];
 const hit = fc.record({ id: ID.valid, key: text(1, MAX_RATE_KEY_LENGTH).valid, windowMs: WINDOW_MS.valid, undo: fc.boolean() });
 const count = fc.record({ id: ID.valid, ok: fc.boolean(), count: AMOUNT.valid, resetMs: AMOUNT.valid });

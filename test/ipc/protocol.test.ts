@@ -16,27 +16,9 @@ import {
   type PrimaryMessage,
   type WorkerMessage,
 } from '../../src/ipc/protocol.ts';
+import { COUNTER_FAMILY, HISTOGRAM_FAMILY } from '../helpers/metric-families.ts';
 
-const METRICS: MetricFamily[] = [
-  {
-    name: 'http_requests_total',
-    help: 'Requests',
-    type: 'counter',
-    aggregator: 'sum',
-    series: ['http_requests_total{route="/a"}'],
-    values: [3],
-  },
-  {
-    name: 'd_seconds',
-    help: 'Durations',
-    type: 'histogram',
-    aggregator: 'sum',
-    series: ['route="/a",method="GET"', ''],
-    values: [1, 2, 0.5, 2, 'NaN', '+Inf', 0, 0],
-    keys: ['method="GET",route="/a"', ''],
-    buckets: ['0.1', '+Inf'],
-  },
-];
+const METRICS: MetricFamily[] = [COUNTER_FAMILY, HISTOGRAM_FAMILY];
 
 const VITALS = { rss: 90_000_000, requests: 12, elu: 0.25, delayP50Ms: 10.1, delayP99Ms: 12.5, delayMaxMs: 40 };
 const ROUTES = { inFlight: ['/books/:id', 'unmatched'], last: '/health' };
