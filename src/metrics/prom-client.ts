@@ -23,13 +23,74 @@ export const Histogram = require('prom-client/lib/histogram') as typeof Prom.His
 export type Summary<T extends string = string> = Prom.Summary<T>;
 export const Summary = require('prom-client/lib/summary') as typeof Prom.Summary;
 
+/** A module of prom-client's `lib/metrics/`: it registers its metrics in `registry`. */
+type DefaultMetric = (registry: Registry, config: { prefix?: string; eventLoopMonitoringPrecision?: number }) => void;
+
 /**
- * prom-client's `collectDefaultMetrics`, its modules loaded at the first call: the primary's main
- * thread collects its process metrics once its workers are forked.
+ * The modules prom-client's `collectDefaultMetrics` runs (its `lib/defaultMetrics.js`, whose
+ * `metricsList` a test holds this list to), in its order, but its first: `processCpuTotal`, which
+ * loads the OpenTelemetry API for exemplars flotilla never turns on (some 15 ms of the primary's
+ * start, on the cold start's path), is {@link processCpuTotal} here.
+ */
+export const DEFAULT_METRIC_MODULES = [
+  'processStartTime',
+  'osMemoryHeap',
+  'processOpenFileDescriptors',
+  'processMaxFileDescriptors',
+  'eventLoopLag',
+  'processResources',
+  'processHandles',
+  'processRequests',
+  'heapSizeAndUsed',
+  'heapSpacesSizeAndUsed',
+  'version',
+  'gc',
+] as const;
+
+/**
+ * prom-client's default metrics (`process_*`, `nodejs_*`, named with `prefix`) in `register`, as its
+ * `collectDefaultMetrics` adds them (the same names, help, types and order), their modules loaded at
+ * the first call: the primary's main thread collects its process metrics once its workers are forked.
  *
  * @example
- * collectDefaultMetrics({ register: registry, prefix: 'flotilla_primary_' });
+ * collectDefaultMetrics({ register: registry, prefix: 'flotilla_primary_', eventLoopMonitoringPrecision: 1_000 });
  */
-export function collectDefaultMetrics<T extends Prom.RegistryContentType>(config?: Prom.DefaultMetricsCollectorConfiguration<T>): void {
-  (require('prom-client/lib/defaultMetrics') as typeof Prom.collectDefaultMetrics)(config);
+export function collectDefaultMetrics(config: { register: Registry; prefix?: string; eventLoopMonitoringPrecision?: number }): void {
+  const options = { eventLoopMonitoringPrecision: 10, ...config };
+  processCpuTotal(options.register, options.prefix ?? '');
+  for (const name of DEFAULT_METRIC_MODULES) (require(`prom-client/lib/metrics/${name}`) as DefaultMetric)(options.register, options);
+}
+
+/**
+ * prom-client's `process_cpu_user_seconds_total`, `process_cpu_system_seconds_total` and
+ * `process_cpu_seconds_total`, without exemplars: the user counter's `collect` moves all three by
+ * the CPU time used since the last scrape, as prom-client's `processCpuTotal` does.
+ */
+function processCpuTotal(registry: Registry, prefix: string): void {
+  const registers = [registry];
+  let last = process.cpuUsage();
+  const user = new Counter({
+    name: `${prefix}process_cpu_user_seconds_total`,
+    help: 'Total user CPU time spent in seconds.',
+    registers,
+    collect() {
+      const now = process.cpuUsage();
+      const userS = (now.user - last.user) / 1e6;
+      const systemS = (now.system - last.system) / 1e6;
+      last = now;
+      user.inc(userS);
+      system.inc(systemS);
+      total.inc(userS + systemS);
+    },
+  });
+  const system = new Counter({
+    name: `${prefix}process_cpu_system_seconds_total`,
+    help: 'Total system CPU time spent in seconds.',
+    registers,
+  });
+  const total = new Counter({
+    name: `${prefix}process_cpu_seconds_total`,
+    help: 'Total user and system CPU time spent in seconds.',
+    registers,
+  });
 }

@@ -80,7 +80,7 @@ export class PrimaryMetrics {
   /**
    * Adds the primary's process metrics (`flotilla_primary_process_*`, `flotilla_primary_nodejs_*`):
    * called once the workers are forked, as the metrics endpoint starts, since prom-client's default
-   * metrics are some 20 modules and the OpenTelemetry API to load (see src/metrics/prom-client.ts).
+   * metrics are some 20 modules to load (see src/metrics/prom-client.ts).
    */
   collectProcessMetrics(): void {
     collectDefaultMetrics({ register: this.registry, prefix: 'flotilla_primary_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_MS });
