@@ -148,6 +148,11 @@ const bootFailed = (kind: BootFailedMessage['kind'], message: string, error: unk
   setTimeout(() => process.exit(1), 1_000).unref();
 };
 
+/**
+ * The first snapshot is pushed this long after the worker listens (then every `cluster.metricsIntervalMs`):
+ * not before its first responses, which a cold start waits for (bench/results/footprint-*.md).
+ */
+const FIRST_PUSH_DELAY_MS = 250;
 /** An idle worker's snapshot is pushed this many `cluster.metricsIntervalMs` apart (its counters have not moved). */
 const IDLE_PUSH_INTERVALS = 10;
 const pushMetrics = async (final: boolean) => {
@@ -281,7 +286,8 @@ async function boot(): Promise<void> {
   }
   send(msg.listening(process.pid, address));
   watch();
-  void pushMetrics(false);
+  // the first snapshot once the first requests are answered: collecting it first costs some 10 ms of cold code
+  setTimeout(() => void pushMetrics(false), FIRST_PUSH_DELAY_MS).unref();
   // the shutdown sequence (`shutdown` above) ends the process once the App has closed
   await listening;
 }
