@@ -1,6 +1,7 @@
 /**
  * The modules flotilla starts as processes and threads of their own (and the ones those load after
- * their preloads), by name, and the package's own files. Located relative to this module, which sits at the root of `src/` (the
+ * their preloads), the ones it requires only when needed (the config's generated validator, which a
+ * worker never loads), by name, and the package's own files. Located relative to this module, which sits at the root of `src/` (the
  * sources, `.ts`) and whose code sits at the root of `dist/` in the published build, where
  * `tools/bundle.ts` checks that it does: a chunk of the bundle lives elsewhere than the module it
  * came from, so no other module computes such a path.
@@ -14,7 +15,8 @@ export type EntryPoint =
   | 'worker/watchdog-thread'
   | 'primary/service-thread'
   | 'primary/service-thread-main'
-  | 'primary/settings-check-thread';
+  | 'primary/settings-check-thread'
+  | 'config/config-validator';
 
 /** Every entry point: the bundle's entries beside `index` and `cli/main`. */
 export const ENTRY_POINTS: readonly EntryPoint[] = [
@@ -24,6 +26,7 @@ export const ENTRY_POINTS: readonly EntryPoint[] = [
   'primary/service-thread',
   'primary/service-thread-main',
   'primary/settings-check-thread',
+  'config/config-validator',
 ];
 
 const EXT = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

@@ -1,8 +1,10 @@
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv';
+import { entryPoint } from '../entry-points.ts';
 import { availableCpus } from '../utils/cpus.ts';
 import { closestKey } from './closest-key.ts';
 import { ConfigError, type ConfigProblem, keyOf } from './config-error.ts';
-import configValidator from './config-validator.ts';
 import { DEFAULTS } from './defaults.ts';
 import { envFromNodeEnv } from './env-default.ts';
 import { CONFIG_SCHEMA, MAX_WORKERS } from './schema.ts';
@@ -10,14 +12,22 @@ import { requirementProblems } from './security-requirements.ts';
 import { SECURITY_SCHEME_TYPES } from './security-schema.ts';
 import type { KConfig, ResolvedConfig } from './types.ts';
 
+let checkConfig: ValidateFunction | undefined;
+
 /**
  * The schema's validator, generated ahead of time by tools/validators.ts (a
  * test keeps it in step with schema.ts): compiling it cost tens of milliseconds
  * of the primary's start-up, before any worker could be forked. The schema is
  * ours and fixed: a test checks it against the JSON Schema meta-schema, and
  * ajv's strict mode refused unknown keywords when the code was generated.
+ * Its code (some 380 kB) is required at the first validation, synchronously:
+ * a worker adopts the config its primary validated and never loads it.
  */
-const checkConfig = configValidator as ValidateFunction;
+function configValidator(): ValidateFunction {
+  checkConfig ??= (createRequire(import.meta.url)(fileURLToPath(entryPoint('config/config-validator'))) as { default: ValidateFunction })
+    .default;
+  return checkConfig;
+}
 
 /** Configs `resolveConfig` returned (or that were adopted as such): resolving one again returns it as is. */
 const resolved = new WeakSet<object>();
@@ -86,7 +96,7 @@ export const FAST_RESTART_FAILURES = 10;
  * configProblems({ workers: 64 }, { cpus: 2 }); // [{ key: 'workers', message: 'is more than 4 × the 2 CPUs available …' }]
  */
 export function configProblems(input: unknown, host: ValidationHost = {}): ConfigProblem[] {
-  const problems = schemaProblems(checkConfig, input, [], undefined, CONFIG_SCHEMA);
+  const problems = schemaProblems(configValidator(), input, [], undefined, CONFIG_SCHEMA);
   // a key the schema refused gets no cross-field problem too
   const refused = new Set(problems.map((p) => p.key));
   try {
