@@ -10,7 +10,9 @@ import { unsupportedNode } from './node-version.ts';
  * `NODE_COMPILE_CACHE`, which Node reads before loading their first module.
  * `NODE_COMPILE_CACHE=<dir>` moves the cache (default: `<tmpdir>/node-compile-cache`),
  * `NODE_DISABLE_COMPILE_CACHE=1` turns it off; a cache that cannot be used is ignored.
- * First of all, it says in one line when this Node.js is too old.
+ * First of all, it says in one line when this Node.js is too old. For
+ * `flotilla start`, it forks the first worker before the config is read
+ * (src/primary/early-worker.ts).
  */
 const unsupported = unsupportedNode(process.versions.node);
 if (unsupported !== undefined) {
@@ -25,4 +27,16 @@ try {
   // an optimization only: start without it
 }
 
+// `flotilla start`: its first worker starts while this process reads the config (see early-worker.ts)
+if (await startsCluster(process.argv.slice(2))) (await import('../primary/early-worker.ts')).forkEarlyWorker();
 await import('./commands.ts');
+
+/** Whether the command line is a valid `flotilla start` (anything else is the commands' to answer). */
+async function startsCluster(argv: string[]): Promise<boolean> {
+  const { parseCli } = await import('./args.ts');
+  try {
+    return parseCli(argv).command === 'start';
+  } catch {
+    return false;
+  }
+}

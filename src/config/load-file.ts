@@ -15,7 +15,7 @@ import { configSecretProblems, markSettingsFallbacks } from './fallback-secrets.
 import type { FallbackValue, UnsetTolerance } from './interpolate.ts';
 import { type ConfigOverrides, givenBy, replacedBy, withOverrides } from './overrides.ts';
 import { readYaml } from './read-yaml.ts';
-import type { KConfig, ResolvedConfig } from './types.ts';
+import type { ResolvedConfig } from './types.ts';
 import { markUnset } from './unset-settings.ts';
 import { adoptResolvedConfig, configProblems, resolveConfig } from './validate.ts';
 import { type LocatedProblem, offsetOfPath } from './yaml-paths.ts';

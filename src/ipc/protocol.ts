@@ -17,8 +17,9 @@
  * (`flotilla:rate-limit-hits`, `flotilla:rate-limit-counts`).
  * 5: sessions kept by the primary (`flotilla:session`, `flotilla:session-result`).
  * 6: the TLS certificate pair the primary read, for the workers' new handshakes (`flotilla:certificates`).
+ * 7: the worker forked before the config was read gets its start-up data in `flotilla:start`.
  */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 /** Longest host and fatal or boot-failure `message` accepted. */
 export const MAX_HOST_LENGTH = 255;
 export const MAX_MESSAGE_LENGTH = 4096;
@@ -43,6 +44,8 @@ export const MAX_SESSION_CHARS = 1_048_576;
 /** Most in-flight routes a pong or a fatal message names, and the longest route template kept. */
 export const MAX_ROUTES = 32;
 export const MAX_ROUTE_LENGTH = 1024;
+/** Longest start-up data of a worker (`flotilla:start`: the config as JSON, settings included). */
+export const MAX_START_CHARS = 16_777_216;
 /** Longest topic (what `app.publish` accepts). */
 export const MAX_TOPIC_LENGTH = 256;
 /** Longest published `data`: the largest `websockets.maxMessageBytes` (64 MiB), in base64 when binary. */
@@ -365,6 +368,16 @@ const MESSAGES = {
       ca: pair.ca ?? '',
     }),
   ),
+  /**
+   * Primary → worker: the start-up data (`WorkerStart` as `encodeWorkerStart` writes it) of the worker
+   * forked before the config was read (src/primary/early-worker.ts); any other worker has it in its
+   * environment from its fork.
+   */
+  start: declare('flotilla:start', 'to-worker', { start: string(2, MAX_START_CHARS) }, (start: string) => ({
+    v: PROTOCOL_VERSION,
+    type: 'flotilla:start',
+    start,
+  })),
   /** Primary → worker: the service's `beforeServe` hooks ran in the primary; listen. */
   serve: declare('flotilla:serve', 'to-worker', {}, () => ({ v: PROTOCOL_VERSION, type: 'flotilla:serve' })),
   /** Primary → worker: a published message, for the worker's sockets subscribed to `topic` (fields as in `flotilla:publish`). */
@@ -433,6 +446,7 @@ export type ConnectionMessage = Declared<Messages['connection']>;
 export type HandoffEndMessage = Declared<Messages['handoffEnd']>;
 export type CertificatesMessage = Declared<Messages['certificates']>;
 export type ServeMessage = Declared<Messages['serve']>;
+export type StartMessage = Declared<Messages['start']>;
 export type DeliverMessage = Declared<Messages['deliver']>;
 export type RateLimitCountsMessage = Declared<Messages['rateLimitCounts']>;
 export type SessionResultMessage = Declared<Messages['sessionResult']>;

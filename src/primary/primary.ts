@@ -14,13 +14,14 @@ import { dispatcher, ignore } from '../ipc/dispatch.ts';
 import type { BootFailedMessage, WorkerMessage } from '../ipc/protocol.ts';
 import { serveMetrics } from '../metrics/endpoint.ts';
 import { Registry } from '../metrics/prom-client.ts';
-import { encodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
+import { encodeWorkerStart } from '../process/worker-env.ts';
 import { SHUTDOWN_SIGNALS, trapShutdownSignals } from '../utils/shutdown-signals.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
 import { ClusterSessions } from './cluster-sessions.ts';
 import { Distributor } from './distributor.ts';
+import { dropEarlyWorker, takeEarlyWorker } from './early-worker.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
 import { ClusterCounts } from './rate-limit-counter.ts';
@@ -148,7 +149,9 @@ export class Primary {
       exec: options.workerEntry,
       execArgv: [...process.execArgv, ...heapArgs],
       balancing: c.balancing,
-      envFor: (slot) => ({ [WORKER_ENV]: this.#workerStart(slot) }),
+      startFor: (slot) => this.#workerStart(slot),
+      // the first worker, forked before the config was read, lacks a heap share: one is forked with it instead
+      early: heapArgs.length > 0 ? dropEarlyWorker() : takeEarlyWorker(),
       policy: backoffPolicyOf(c),
       heartbeat: { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs },
       recycle: { maxMemoryMB: c.maxMemoryMB, maxRequests: c.maxRequests, maxRequestsJitter: c.maxRequestsJitter },

@@ -107,6 +107,7 @@ const fromPrimary = dispatcher<PrimaryMessage>({
       port.close();
     });
   },
+  'flotilla:start': ignore,
   'flotilla:connection': ignore,
   'flotilla:handoff-end': ignore,
   'flotilla:certificates': ignore,

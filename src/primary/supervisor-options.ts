@@ -15,8 +15,10 @@ export interface SupervisorOptions {
   execArgv: readonly string[];
   /** Who hands connections to the workers: the primary (round robin) or the kernel. */
   balancing: 'primary' | 'kernel';
-  /** Environment of the worker in a slot (the start-up data). */
-  envFor(slot: number): Record<string, string>;
+  /** The start-up data of the worker in a slot (`encodeWorkerStart`'s). */
+  startFor(slot: number): string;
+  /** A worker forked before the config was read (early-worker.ts), for the first slot's first start. */
+  early?: Worker | undefined;
   policy: BackoffPolicy;
   heartbeat: HeartbeatPolicy;
   recycle: RecyclePolicy;

@@ -14,7 +14,7 @@ import type { RecycleReason } from './recycling.ts';
 import { RestartPolicy } from './restart-policy.ts';
 import { emptySlots, resizeSlots, type Slot } from './slot.ts';
 import type { SupervisorOptions } from './supervisor-options.ts';
-import { forkWorker, ListeningWaits, retireWorker } from './worker-process.ts';
+import { adoptWorker, type ForkHandlers, forkWorker, ListeningWaits, retireWorker } from './worker-process.ts';
 import { WorkerRequests } from './worker-requests.ts';
 import { WorkerWatch } from './worker-watch.ts';
 
@@ -32,6 +32,8 @@ export type { SupervisorOptions } from './supervisor-options.ts';
  */
 export class Supervisor {
   #o: SupervisorOptions;
+  /** The worker forked before the config was read, until the first slot's first start takes it. */
+  #early: Worker | undefined;
   readonly #restarts: RestartPolicy;
   readonly #watch: WorkerWatch;
   /** Whether each worker received requests, and the routes it was serving: what its death is blamed on. */
@@ -58,6 +60,7 @@ export class Supervisor {
 
   constructor(options: SupervisorOptions) {
     this.#o = options;
+    this.#early = options.early;
     this.#restarts = new RestartPolicy(options.policy, options.logger, options.metrics, () => options.onCrashLoop());
     this.#watch = new WorkerWatch({
       heartbeat: options.heartbeat,
@@ -76,8 +79,9 @@ export class Supervisor {
   start(): void {
     this.#started = true;
     // kernel: the workers share one listening socket (SCHED_NONE), each accepting from its queue; with primary,
-    // the app's connections come from the Distributor, and round robin is for any other listener of the service
-    cluster.schedulingPolicy = this.#o.balancing === 'kernel' ? cluster.SCHED_NONE : cluster.SCHED_RR;
+    // the app's connections come from the Distributor. Any other listener of the service is shared so in both
+    // modes: the policy is fixed at the first fork, which may be the early worker's (early-worker.ts)
+    cluster.schedulingPolicy = cluster.SCHED_NONE;
     cluster.setupPrimary({ exec: this.#o.exec, execArgv: [...this.#o.execArgv] });
     cluster.on('message', (worker, message: unknown) => this.#onMessage(worker, message));
     this.#o.metrics.workersDesired.set(this.#o.count);
@@ -198,11 +202,15 @@ export class Supervisor {
   #spawn(slot: Slot): Worker | undefined {
     // a synchronous fork failure calls forkFailed before the assignment: `worker` is still undefined then
     let worker: Worker | undefined;
-    worker = forkWorker(this.#o.envFor(slot.index), {
+    const on: ForkHandlers = {
       exit: (code, signal) => this.#onExit(slot, worker as Worker, code, signal),
       forkFailed: (error) => this.#forkFailed(slot, worker, error),
       channelError: (err) => this.#o.logger.warn({ err, slot: slot.index, workerPid: worker?.process.pid }, 'worker channel error'),
-    });
+    };
+    const early = this.#early;
+    this.#early = undefined;
+    const start = this.#o.startFor(slot.index);
+    worker = early === undefined ? forkWorker(start, on) : adoptWorker(early, start, on);
     if (worker === undefined) return undefined;
     this.#owners.set(worker, slot);
     this.#o.onFork(worker);

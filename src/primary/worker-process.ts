@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { msg } from '../ipc/protocol.ts';
+import { WORKER_ENV } from '../process/worker-env.ts';
 
 /** Time after a retiring worker's budget before it is killed. */
 export const KILL_MARGIN_MS = 250;
@@ -13,21 +14,34 @@ export interface ForkHandlers {
 }
 
 /**
- * `cluster.fork`, with the two ways a fork fails (a throw, or an `'error'`
- * event of a process that has no pid and will never exit) turned into one
- * `forkFailed` call. Returns the worker, or undefined when it threw.
+ * `cluster.fork` of a worker with its start-up data (`start`, in its environment), with the two ways a
+ * fork fails (a throw, or an `'error'` event of a process that has no pid and will never exit) turned
+ * into one `forkFailed` call. Returns the worker, or undefined when it threw.
  *
  * @example
- * const worker = forkWorker(env, { exit: onExit, forkFailed: retryLater, channelError: log });
+ * const worker = forkWorker(start, { exit: onExit, forkFailed: retryLater, channelError: log });
  */
-export function forkWorker(env: Record<string, string>, on: ForkHandlers): Worker | undefined {
+export function forkWorker(start: string, on: ForkHandlers): Worker | undefined {
   let worker: Worker;
   try {
-    worker = cluster.fork(env);
+    worker = cluster.fork({ [WORKER_ENV]: start });
   } catch (error) {
     on.forkFailed(error);
     return undefined;
   }
+  return handled(worker, on);
+}
+
+/**
+ * Takes the worker forked before the config was read (early-worker.ts) as {@link forkWorker} would
+ * have forked it: the same handlers, and its start-up data in `flotilla:start`.
+ */
+export function adoptWorker(worker: Worker, start: string, on: ForkHandlers): Worker {
+  handled(worker, on).send(msg.start(start));
+  return worker;
+}
+
+function handled(worker: Worker, on: ForkHandlers): Worker {
   worker.once('exit', (code, signal) => on.exit(code, signal));
   worker.on('error', (error) => (worker.process.pid === undefined ? on.forkFailed(error) : on.channelError(error)));
   return worker;

@@ -4,6 +4,8 @@ import { createError } from '../errors/flotilla-error.ts';
 
 /** The environment variable carrying a worker's start-up data from the primary. */
 export const WORKER_ENV = 'FLOTILLA_WORKER';
+/** Set instead for the worker forked before the config was read (src/primary/early-worker.ts): its data comes in `flotilla:start`. */
+export const EARLY_WORKER_ENV = 'FLOTILLA_EARLY_WORKER';
 
 /** What the primary hands each worker at fork time: the config it validated, and the service module. */
 export interface WorkerStart {

@@ -8,10 +8,13 @@
  */
 
 import { entryPoint } from '../entry-points.ts';
-import { msg } from '../ipc/protocol.ts';
+import { isPrimaryMessage, msg } from '../ipc/protocol.ts';
 import { importPreloads } from '../process/preload.ts';
-import { decodeWorkerStart, WORKER_ENV } from '../process/worker-env.ts';
+import { decodeWorkerStart, EARLY_WORKER_ENV, WORKER_ENV } from '../process/worker-env.ts';
 
+// the worker forked before the config was read: its start-up data comes in `flotilla:start`
+if (process.env[EARLY_WORKER_ENV] !== undefined) process.env[WORKER_ENV] = await startMessage();
+delete process.env[EARLY_WORKER_ENV];
 const { config } = decodeWorkerStart(process.env[WORKER_ENV]);
 let failure: unknown;
 try {
@@ -26,4 +29,23 @@ else {
   if (process.connected) process.send?.(msg.bootFailed(process.pid, 'service', (failure as Error).message), undefined, {}, exit);
   else exit();
   setTimeout(exit, 1_000).unref();
+}
+
+/**
+ * The start-up data of `flotilla:start`, the first message the primary sends this worker. Until then
+ * signals aimed at the process group are ignored, as a started worker ignores them (the primary
+ * drives the shutdown; it kills a worker it does not take); a lost channel ends the process.
+ */
+function startMessage(): Promise<string> {
+  const ignore = () => {};
+  const gone = () => process.exit(1);
+  process.on('SIGINT', ignore).on('SIGTERM', ignore).on('disconnect', gone);
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (!isPrimaryMessage(message) || message.type !== 'flotilla:start') return;
+      process.off('message', onMessage).off('SIGINT', ignore).off('SIGTERM', ignore).off('disconnect', gone);
+      resolve(message.start);
+    };
+    process.on('message', onMessage);
+  });
 }

@@ -5,7 +5,7 @@ import { ConfigError } from '../config/config-error.ts';
 import { markSettingsFallbacks } from '../config/fallback-secrets.ts';
 import { locateProblems } from '../config/load-file.ts';
 import { adoptResolvedConfig } from '../config/validate.ts';
-import { dispatcher } from '../ipc/dispatch.ts';
+import { dispatcher, ignore } from '../ipc/dispatch.ts';
 import {
   type BootFailedMessage,
   describeInvalid,
@@ -216,6 +216,8 @@ const fromPrimary = dispatcher<PrimaryMessage, unknown>({
     if (handed === undefined) dropHandle(handle);
     else send(msg.handoffAck(handed.received(handle, message.head)));
   },
+  // read by worker-entry.ts before this module loaded (the early worker's), once
+  'flotilla:start': ignore,
   'flotilla:serve': () => served.resolve(),
   'flotilla:handoff-end': () => handed?.end(),
   'flotilla:deliver': (message) => topics.delivered(message),

@@ -115,10 +115,14 @@ function pathThrough(component: readonly string[], next: (node: string) => Itera
 /**
  * The folder a source file belongs to for the architecture's rules: `src/app/<sub>/` is a folder of its
  * own (`app/core`, `app/websocket`…), the files directly in `src/app/` are `app` (the facade), other
- * top-level folders are one each, and a file directly in `src/` is `(root)`.
+ * top-level folders are one each, and a file directly in `src/` is `(root)`, but `entry-points.ts`:
+ * the one module that locates flotilla's files (entry points, the lazily required validator), which
+ * imports nothing, is `(entry-points)`, so that a folder locating a file through it is not one with
+ * the services' face (`index.ts`).
  */
 export function folderOf(file: string): string {
   const parts = file.split('/');
+  if (file === 'entry-points.ts') return '(entry-points)';
   if (parts.length === 1) return '(root)';
   if (parts[0] === 'app' && parts.length > 2) return `app/${parts[1]}`;
   return parts[0] as string;

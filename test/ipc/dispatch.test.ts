@@ -10,6 +10,7 @@ test('each message goes to the handler of its type, with what came with it', (t:
     'flotilla:connection': (m) => seen.push(`connection ${m.head}`),
     'flotilla:handoff-end': ignore,
     'flotilla:certificates': (m) => seen.push(`certificates ${m.cert}`),
+    'flotilla:start': (m) => seen.push(`start ${m.start}`),
     'flotilla:serve': () => seen.push('serve'),
     'flotilla:deliver': (m) => seen.push(`deliver ${m.topic}`),
     'flotilla:rate-limit-counts': (m) => seen.push(`counts ${m.counts.length}`),

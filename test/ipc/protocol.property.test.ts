@@ -14,6 +14,7 @@ import {
   MAX_ROUTES,
   MAX_SESSION_CHARS,
   MAX_SESSION_ID_LENGTH,
+  MAX_START_CHARS,
   MAX_TOPIC_LENGTH,
   type MetricFamily,
   msg,
@@ -60,6 +61,7 @@ const SESSION_ID = text(1, MAX_SESSION_ID_LENGTH);
 const SESSION_DATA = text(0, MAX_SESSION_CHARS);
 const PEM = text(1, MAX_PEM_CHARS);
 const CA = text(0, MAX_PEM_CHARS);
+const START = text(2, MAX_START_CHARS);
 const HEAD = text(0, Math.ceil(MAX_HEAD_BYTES / 3) * 4);
 /** Published data: its bound (64 MiB in base64) is too large to build here, so only its right values. */
 const DATA: FieldValues<string> = { valid: fc.string({ maxLength: 40 }) };
@@ -169,6 +171,7 @@ const CASES: { readonly [K in keyof Make]: Case<K> } = {
     args: fc.tuple(fc.record({ cert: PEM.valid, key: PEM.valid, ca: CA.valid }, { requiredKeys: ['cert', 'key'] })),
     bounds: { cert: PEM.invalid, key: PEM.invalid, ca: CA.invalid },
   },
+  start: { to: 'worker', args: fc.tuple(START.valid), bounds: { start: START.invalid } },
   serve: { to: 'worker', args: fc.constant([]), bounds: {} },
   deliver: { to: 'worker', args: fc.tuple(TOPIC.valid, DATA.valid, fc.boolean()), bounds: { topic: TOPIC.invalid } },
   rateLimitCounts: {

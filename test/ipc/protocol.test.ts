@@ -91,48 +91,49 @@ test('every valid message passes its own guard, also after crossing IPC, and not
 });
 
 test('certificates: the pair as PEM text, an empty ca without one; a missing or oversized one is refused', () => {
-  assert.deepEqual(msg.certificates({ cert: 'C', key: 'K' }), { v: 6, type: 'flotilla:certificates', cert: 'C', key: 'K', ca: '' });
+  assert.deepEqual(msg.certificates({ cert: 'C', key: 'K' }), { v: 7, type: 'flotilla:certificates', cert: 'C', key: 'K', ca: '' });
   assert.ok(isPrimaryMessage(msg.certificates({ cert: 'C', key: 'K', ca: 'A' })));
   assert.ok(!isWorkerMessage(msg.certificates({ cert: 'C', key: 'K' })));
   assert.match(
-    describeInvalid({ v: 6, type: 'flotilla:certificates', cert: '', key: 'K', ca: '' }),
+    describeInvalid({ v: 7, type: 'flotilla:certificates', cert: '', key: 'K', ca: '' }),
     /^flotilla:certificates: cert must be a string/,
   );
-  assert.match(describeInvalid({ v: 6, type: 'flotilla:certificates', cert: 'C', ca: '' }), /^flotilla:certificates: key is missing$/);
+  assert.match(describeInvalid({ v: 7, type: 'flotilla:certificates', cert: 'C', ca: '' }), /^flotilla:certificates: key is missing$/);
   const huge = 'x'.repeat(MAX_PEM_CHARS + 1);
   assert.match(
-    describeInvalid({ v: 6, type: 'flotilla:certificates', cert: huge, key: 'K', ca: '' }),
+    describeInvalid({ v: 7, type: 'flotilla:certificates', cert: huge, key: 'K', ca: '' }),
     /^flotilla:certificates: cert must be a string/,
   );
 });
 
 test('the message shapes are the documented ones', () => {
-  assert.equal(PROTOCOL_VERSION, 6);
-  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 6, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
-  assert.deepEqual(msg.shutdownComplete(7, true), { v: 6, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
-  assert.deepEqual(msg.shutdown(5), { v: 6, type: 'flotilla:shutdown', deadline: 5, retire: false });
-  assert.deepEqual(msg.shutdown(5, true), { v: 6, type: 'flotilla:shutdown', deadline: 5, retire: true });
-  assert.deepEqual(msg.ping(3), { v: 6, type: 'flotilla:ping', seq: 3 });
-  assert.deepEqual(msg.metrics([]), { v: 6, type: 'flotilla:metrics', final: false, metrics: [] });
-  assert.deepEqual(msg.metrics(METRICS, true), { v: 6, type: 'flotilla:metrics', final: true, metrics: METRICS });
-  assert.deepEqual(msg.pong(3, VITALS), { v: 6, type: 'flotilla:pong', seq: 3, ...VITALS, routes: NO_ROUTES });
-  assert.deepEqual(msg.pong(3, VITALS, ROUTES), { v: 6, type: 'flotilla:pong', seq: 3, ...VITALS, routes: ROUTES });
+  assert.equal(PROTOCOL_VERSION, 7);
+  assert.deepEqual(msg.start('{}'), { v: 7, type: 'flotilla:start', start: '{}' });
+  assert.deepEqual(msg.listening(7, { host: 'h', port: 1 }), { v: 7, type: 'flotilla:listening', pid: 7, address: { host: 'h', port: 1 } });
+  assert.deepEqual(msg.shutdownComplete(7, true), { v: 7, type: 'flotilla:shutdown-complete', pid: 7, ok: true });
+  assert.deepEqual(msg.shutdown(5), { v: 7, type: 'flotilla:shutdown', deadline: 5, retire: false });
+  assert.deepEqual(msg.shutdown(5, true), { v: 7, type: 'flotilla:shutdown', deadline: 5, retire: true });
+  assert.deepEqual(msg.ping(3), { v: 7, type: 'flotilla:ping', seq: 3 });
+  assert.deepEqual(msg.metrics([]), { v: 7, type: 'flotilla:metrics', final: false, metrics: [] });
+  assert.deepEqual(msg.metrics(METRICS, true), { v: 7, type: 'flotilla:metrics', final: true, metrics: METRICS });
+  assert.deepEqual(msg.pong(3, VITALS), { v: 7, type: 'flotilla:pong', seq: 3, ...VITALS, routes: NO_ROUTES });
+  assert.deepEqual(msg.pong(3, VITALS, ROUTES), { v: 7, type: 'flotilla:pong', seq: 3, ...VITALS, routes: ROUTES });
   assert.deepEqual(msg.bootFailed(7, 'address-in-use', 'taken'), {
-    v: 6,
+    v: 7,
     type: 'flotilla:boot-failed',
     pid: 7,
     kind: 'address-in-use',
     message: 'taken',
   });
-  assert.deepEqual(msg.fatal(7, 'boom'), { v: 6, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
-  assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 6, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
-  assert.deepEqual(msg.firstRequest(7), { v: 6, type: 'flotilla:first-request', pid: 7 });
+  assert.deepEqual(msg.fatal(7, 'boom'), { v: 7, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: NO_ROUTES });
+  assert.deepEqual(msg.fatal(7, 'boom', ROUTES), { v: 7, type: 'flotilla:fatal', pid: 7, message: 'boom', routes: ROUTES });
+  assert.deepEqual(msg.firstRequest(7), { v: 7, type: 'flotilla:first-request', pid: 7 });
   const hit = { id: 9, key: 'k', windowMs: 1000, undo: false };
-  assert.deepEqual(msg.rateLimitHits([hit]), { v: 6, type: 'flotilla:rate-limit-hits', hits: [hit] });
+  assert.deepEqual(msg.rateLimitHits([hit]), { v: 7, type: 'flotilla:rate-limit-hits', hits: [hit] });
   const count = { id: 9, ok: true, count: 3, resetMs: 500 };
-  assert.deepEqual(msg.rateLimitCounts([count]), { v: 6, type: 'flotilla:rate-limit-counts', counts: [count] });
-  assert.deepEqual(msg.publish('books', 'AQI=', true), { v: 6, type: 'flotilla:publish', topic: 'books', data: 'AQI=', binary: true });
-  assert.deepEqual(msg.deliver('books', '{}', false), { v: 6, type: 'flotilla:deliver', topic: 'books', data: '{}', binary: false });
+  assert.deepEqual(msg.rateLimitCounts([count]), { v: 7, type: 'flotilla:rate-limit-counts', counts: [count] });
+  assert.deepEqual(msg.publish('books', 'AQI=', true), { v: 7, type: 'flotilla:publish', topic: 'books', data: 'AQI=', binary: true });
+  assert.deepEqual(msg.deliver('books', '{}', false), { v: 7, type: 'flotilla:deliver', topic: 'books', data: '{}', binary: false });
 });
 
 test('publish and deliver: valid each in its direction; a topic out of bounds or a missing field is not', () => {
@@ -141,7 +142,7 @@ test('publish and deliver: valid each in its direction; a topic out of bounds or
   assert.ok(!isPrimaryMessage(msg.publish('books', 'x', false)));
   assert.ok(!isWorkerMessage({ ...msg.publish('', 'x', false) }));
   assert.ok(!isWorkerMessage({ ...msg.publish('t'.repeat(257), 'x', false) }));
-  assert.match(describeInvalid({ v: 6, type: 'flotilla:deliver', topic: 'books', data: 'x' }), /^flotilla:deliver: binary is missing$/);
+  assert.match(describeInvalid({ v: 7, type: 'flotilla:deliver', topic: 'books', data: 'x' }), /^flotilla:deliver: binary is missing$/);
 });
 
 test('rate-limit messages with a bad batch, id, key or window are refused with a reason', () => {
@@ -175,7 +176,7 @@ test('rate-limit messages with a bad batch, id, key or window are refused with a
 
 test('session messages with a bad op, id or data are refused with a reason', () => {
   const op = msg.session(1, 'get', 'abc');
-  assert.deepEqual(op, { v: 6, type: 'flotilla:session', id: 1, op: 'get', sid: 'abc', data: '', ttlMs: 0 });
+  assert.deepEqual(op, { v: 7, type: 'flotilla:session', id: 1, op: 'get', sid: 'abc', data: '', ttlMs: 0 });
   assert.equal(describeInvalid({ ...op, op: 'list' }), "flotilla:session: op must be 'get', 'set' or 'delete'");
   assert.equal(describeInvalid({ ...op, sid: '' }), 'flotilla:session: sid must be a string of 1 to 128 characters');
   assert.equal(describeInvalid({ ...op, sid: 'x'.repeat(129) }), 'flotilla:session: sid must be a string of 1 to 128 characters');
@@ -186,7 +187,7 @@ test('session messages with a bad op, id or data are refused with a reason', () 
   assert.equal(describeInvalid({ ...op, ttlMs: -1 }), 'flotilla:session: ttlMs must be a finite number >= 0');
   assert.equal(describeInvalid({ ...op, id: 0 }), 'flotilla:session: id must be a positive integer');
   const result = msg.sessionResult(1, true, true, '{}', 10);
-  assert.deepEqual(result, { v: 6, type: 'flotilla:session-result', id: 1, ok: true, found: true, data: '{}', ttlLeftMs: 10 });
+  assert.deepEqual(result, { v: 7, type: 'flotilla:session-result', id: 1, ok: true, found: true, data: '{}', ttlLeftMs: 10 });
   assert.equal(describeInvalid({ ...result, found: 1 }), 'flotilla:session-result: found must be a boolean');
 });
 
@@ -240,12 +241,12 @@ test('mutated messages fail without throwing, with a reason', () => {
   const bootFailed = msg.bootFailed(123, 'service', 'boom');
   const fatal = msg.fatal(123, 'boom', ROUTES);
   const cases: [unknown, RegExp][] = [
-    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 6$/],
-    [{ ...listening, v: 7 }, /^flotilla:listening: v must be 6$/],
-    [{ ...listening, v: '5' }, /v must be 6/],
-    [{ ...ping, v: 2 }, /^flotilla:ping: v must be 6$/],
+    [{ ...listening, v: 2 }, /^flotilla:listening: v must be 7$/],
+    [{ ...listening, v: 8 }, /^flotilla:listening: v must be 7$/],
+    [{ ...listening, v: '5' }, /v must be 7/],
+    [{ ...ping, v: 2 }, /^flotilla:ping: v must be 7$/],
     [{ ...listening, pid: undefined }, /pid must be a positive integer/],
-    [{ v: 6, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
+    [{ v: 7, type: 'flotilla:listening', address: listening.address }, /pid is missing/],
     [{ ...listening, pid: -1 }, /pid must be a positive integer/],
     [{ ...listening, pid: 1.5 }, /pid must be/],
     [{ ...listening, address: { host: 'h', port: 0 } }, /address\.port must be a port/],
@@ -260,9 +261,9 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...metrics, final: undefined }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 'true' }, /^flotilla:metrics: final must be a boolean$/],
     [{ ...metrics, final: 1 }, /^flotilla:metrics: final must be a boolean$/],
-    [{ v: 6, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
+    [{ v: 7, type: 'flotilla:metrics', metrics: [] }, /^flotilla:metrics: final is missing$/],
     [{ ...metrics, id: 'm-1' }, /^flotilla:metrics: unexpected field "id"$/],
-    [{ v: 6, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
+    [{ v: 7, type: 'flotilla:ping' }, /^flotilla:ping: seq is missing$/],
     [{ ...ping, seq: -1 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: 1.5 }, /^flotilla:ping: seq must be a non-negative integer$/],
     [{ ...ping, seq: '1' }, /^flotilla:ping: seq must be a non-negative integer$/],
@@ -281,11 +282,11 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...pong, delayP99Ms: null }, /^flotilla:pong: delayP99Ms must be a finite number >= 0$/],
     [{ ...pong, delayMaxMs: 10n }, /^flotilla:pong: delayMaxMs must be a finite number >= 0$/],
     [
-      { v: 6, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, routes: ROUTES },
+      { v: 7, type: 'flotilla:pong', seq: 1, rss: 1, requests: 1, elu: 0, delayP50Ms: 0, delayP99Ms: 0, routes: ROUTES },
       /^flotilla:pong: delayMaxMs is missing$/,
     ],
     [{ ...pong, cpu: 1 }, /^flotilla:pong: unexpected field "cpu"$/],
-    [{ ...VITALS, v: 6, type: 'flotilla:pong', seq: 1 }, /^flotilla:pong: routes is missing$/],
+    [{ ...VITALS, v: 7, type: 'flotilla:pong', seq: 1 }, /^flotilla:pong: routes is missing$/],
     [{ ...pong, routes: [] }, /^flotilla:pong: routes must be an object$/],
     [{ ...pong, routes: { inFlight: [] } }, /^flotilla:pong: routes\.last is missing$/],
     [{ ...pong, routes: { ...ROUTES, extra: 1 } }, /^flotilla:pong: routes\.unexpected field "extra"$/],
@@ -293,8 +294,8 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...fatal, routes: { ...ROUTES, inFlight: Array(MAX_ROUTES + 1).fill('/a') } }, /routes\.inFlight must be an array of at most/],
     [{ ...fatal, routes: { ...ROUTES, inFlight: ['/a', 7] } }, /^flotilla:fatal: routes\.inFlight\[1\] must be a string of 0 to 1024/],
     [{ ...fatal, routes: { ...ROUTES, last: 'x'.repeat(MAX_ROUTE_LENGTH + 1) } }, /^flotilla:fatal: routes\.last must be a string/],
-    [{ v: 6, type: 'flotilla:fatal', pid: 1, message: 'boom' }, /^flotilla:fatal: routes is missing$/],
-    [{ v: 6, type: 'flotilla:first-request' }, /^flotilla:first-request: pid is missing$/],
+    [{ v: 7, type: 'flotilla:fatal', pid: 1, message: 'boom' }, /^flotilla:fatal: routes is missing$/],
+    [{ v: 7, type: 'flotilla:first-request' }, /^flotilla:first-request: pid is missing$/],
     [{ ...msg.firstRequest(1), pid: 0 }, /^flotilla:first-request: pid must be a positive integer$/],
     [{ ...msg.firstRequest(1), requests: 1 }, /^flotilla:first-request: unexpected field "requests"$/],
     [{ ...bootFailed, kind: 'crash' }, /^flotilla:boot-failed: kind must be 'service', 'address-in-use' or 'config'$/],
@@ -304,19 +305,19 @@ test('mutated messages fail without throwing, with a reason', () => {
     [{ ...bootFailed, pid: 0 }, /^flotilla:boot-failed: pid must be a positive integer$/],
     [{ ...bootFailed, message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /^flotilla:boot-failed: message must be a string of 0 to 4096/],
     [{ ...bootFailed, message: 42 }, /^flotilla:boot-failed: message must be a string/],
-    [{ v: 6, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
+    [{ v: 7, type: 'flotilla:boot-failed', pid: 1, kind: 'service' }, /^flotilla:boot-failed: message is missing$/],
     [{ ...msg.fatal(1, 'x'), message: 'x'.repeat(MAX_MESSAGE_LENGTH + 1) }, /message must be a string/],
     [{ ...msg.shutdown(1), deadline: Number.POSITIVE_INFINITY }, /deadline must be a finite time/],
     [{ ...msg.shutdown(1), deadline: 10n }, /deadline must be a finite time/],
-    [{ v: 6, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
-    [{ v: 6, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
-    [{ v: 6, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
+    [{ v: 7, type: 'flotilla:nope' }, /^unknown type "flotilla:nope"$/],
+    [{ v: 7, type: 'flotilla:metrics-request', id: 'm-1' }, /^unknown type "flotilla:metrics-request"$/],
+    [{ v: 7, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
     [{ v: 1, type: 'flotilla:metrics-response', id: 'm-1', metrics: [] }, /^unknown type "flotilla:metrics-response"$/],
-    [{ v: 6, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
+    [{ v: 7, type: `flotilla:${'x'.repeat(1_000_000)}` }, /^unknown type "flotilla:x{31}…"$/],
     [null, /^not a message object \(null\)$/],
     [[listening], /not a message object \(array\)/],
     ['flotilla:listening', /not a message object \(string\)/],
-    [Object.assign(Object.create({ v: 6, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
+    [Object.assign(Object.create({ v: 7, type: 'flotilla:shutdown' }), { deadline: 1, retire: false }), /not a message object/],
   ];
   for (const [value, reason] of cases) {
     assert.equal(isWorkerMessage(value), false, describeInvalid(value));
@@ -370,7 +371,7 @@ test("Node's and other libraries' messages are not flotilla messages", () => {
 });
 
 test('cyclic, hostile and huge values never make a guard or describeInvalid throw', () => {
-  const cyclic: Record<string, unknown> = { v: 6, type: 'flotilla:fatal', pid: 1 };
+  const cyclic: Record<string, unknown> = { v: 7, type: 'flotilla:fatal', pid: 1 };
   cyclic['message'] = cyclic;
   const throwing = new Proxy(
     {},
@@ -385,7 +386,7 @@ test('cyclic, hostile and huge values never make a guard or describeInvalid thro
   );
   const { proxy: revoked, revoke } = Proxy.revocable({}, {});
   revoke();
-  const getter = Object.defineProperty({ v: 6, pid: 1, ok: true }, 'type', {
+  const getter = Object.defineProperty({ v: 7, pid: 1, ok: true }, 'type', {
     enumerable: true,
     get() {
       throw new Error('getter');

@@ -1,0 +1,53 @@
+import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import { entryPoint } from '../entry-points.ts';
+import { EARLY_WORKER_ENV } from '../process/worker-env.ts';
+
+let early: Worker | undefined;
+
+/**
+ * Forks the first worker of `flotilla start` before the primary reads its config: Node's start of
+ * that process (some 40 ms of CPU) runs on the other core while the primary loads its modules and
+ * validates the config, which a cold start waited for with a core idle (bench/results/footprint-*.md).
+ * The worker waits for its start-up data in `flotilla:start`, sent when the supervisor takes it
+ * for its first slot ({@link takeEarlyWorker}); a primary that never takes it (a config error, a
+ * heap limit the worker must start with) kills it ({@link dropEarlyWorker}), and so does its exit.
+ * It is forked as every worker is: the workers' entry module, the primary's `execArgv`, and the
+ * scheduling policy `balancing` gives any listener of the service but the app's (`SCHED_NONE`).
+ *
+ * @example
+ * forkEarlyWorker(); // then, in the Supervisor: const worker = takeEarlyWorker() ?? cluster.fork(env)
+ */
+export function forkEarlyWorker(): void {
+  cluster.schedulingPolicy = cluster.SCHED_NONE;
+  cluster.setupPrimary({ exec: fileURLToPath(entryPoint('worker/worker-entry')), execArgv: process.execArgv });
+  try {
+    early = cluster.fork({ [EARLY_WORKER_ENV]: '1' });
+  } catch {
+    // the supervisor forks its first worker itself, and reports the failure if it recurs
+    return;
+  }
+  // a failure to fork, or a channel error before it is taken: the supervisor forks a worker of its own
+  early.on('error', () => {});
+  process.once('exit', dropEarlyWorker);
+}
+
+/**
+ * The worker {@link forkEarlyWorker} forked, once: `undefined` when there is none, or it is gone
+ * already. The caller owns it from then on: it sends `flotilla:start`, and handles its exit.
+ */
+export function takeEarlyWorker(): Worker | undefined {
+  const worker = early;
+  early = undefined;
+  if (worker === undefined || worker.isDead() || !worker.isConnected()) {
+    worker?.process.kill('SIGKILL');
+    return undefined;
+  }
+  return worker;
+}
+
+/** Kills the early worker if no one took it (it has run nothing of the service yet). */
+export function dropEarlyWorker(): undefined {
+  early?.process.kill('SIGKILL');
+  early = undefined;
+}
