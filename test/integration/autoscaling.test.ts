@@ -37,6 +37,10 @@ for (const balancing of ['kernel', 'primary'] as const) {
 
     // a closed loop of 4 clients, each request burning ~5 ms of a worker's CPU: one worker is saturated
     let loading = true;
+    // a failed assertion must not leave the loop running (against a killed cluster, at full speed)
+    t.after(() => {
+      loading = false;
+    });
     const client = async () => {
       while (loading) await ask('/busy?ms=5');
     };
@@ -44,7 +48,8 @@ for (const balancing of ['kernel', 'primary'] as const) {
     const up = await cluster.waitFor(byMsg('scaling workers', { to: 2 }), 'the second worker decided', 20_000);
     await cluster.waitForCount(byMsg('worker listening'), 2, 'the second worker listening');
     t.assert.deepStrictEqual([up['from'], up['reason'], up['cpus']], [1, 'busy', cpus]);
-    t.assert.ok((up['elu'] as number) >= 0.75, `busy: ${up['elu']}`);
+    // busy by either figure: the utilisation, or (a machine the other test files load too) the event-loop delay
+    t.assert.ok((up['elu'] as number) >= 0.75 || (up['delayP99Ms'] as number) >= 100, `busy: ${JSON.stringify(up)}`);
     const grown = await scrapeUntil(metricsPort, (text) => sample(text, 'flotilla_workers_up') === 2);
     t.assert.strictEqual(sample(grown, 'flotilla_workers_desired'), 2);
     // both workers serve the load for a while
@@ -54,6 +59,9 @@ for (const balancing of ['kernel', 'primary'] as const) {
 
     // a trickle of sequential requests while the pod shrinks back, and a little after
     let trickling = true;
+    t.after(() => {
+      trickling = false;
+    });
     const trickle = (async () => {
       while (trickling) {
         await ask('/who');
