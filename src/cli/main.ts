@@ -28,15 +28,20 @@ try {
 }
 
 // `flotilla start`: its first worker starts while this process reads the config (see early-worker.ts)
-if (await startsCluster(process.argv.slice(2))) (await import('../primary/early-worker.ts')).forkEarlyWorker();
+const configFile = await startsCluster(process.argv.slice(2));
+if (configFile !== undefined) (await import('../primary/early-worker.ts')).forkEarlyWorker(configFile);
 await import('./commands.ts');
 
-/** Whether the command line is a valid `flotilla start` (anything else is the commands' to answer). */
-async function startsCluster(argv: string[]): Promise<boolean> {
-  const { parseCli } = await import('./args.ts');
+/**
+ * The config file of a valid `flotilla start` (given, or found as the commands will find it; `null`
+ * when there is none), `undefined` for any other command line (the commands' to answer).
+ */
+async function startsCluster(argv: string[]): Promise<string | null | undefined> {
+  const [{ parseCli }, { discoverConfig }] = await Promise.all([import('./args.ts'), import('./discover-config.ts')]);
   try {
-    return parseCli(argv).command === 'start';
+    const args = parseCli(argv);
+    return args.command === 'start' ? (discoverConfig(args.config)?.file ?? null) : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

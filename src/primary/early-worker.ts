@@ -1,7 +1,8 @@
 import cluster, { type Worker } from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { entryPoint } from '../entry-points.ts';
-import { EARLY_WORKER_ENV } from '../process/worker-env.ts';
+import { EARLY_WORKER_ENV, LOAD_AHEAD } from '../process/worker-env.ts';
 
 let early: Worker | undefined;
 
@@ -15,14 +16,18 @@ let early: Worker | undefined;
  * It is forked as every worker is: the workers' entry module, the primary's `execArgv`, and the
  * scheduling policy `balancing` gives any listener of the service but the app's (`SCHED_NONE`).
  *
+ * When the config file (`configFile`, as the command line names or finds it) cannot name a
+ * `preload` module, which must run before flotilla loads, the worker loads the App's modules
+ * meanwhile too ({@link mayLoadAhead}).
+ *
  * @example
- * forkEarlyWorker(); // then, in the Supervisor: const worker = takeEarlyWorker() ?? cluster.fork(env)
+ * forkEarlyWorker('app.yaml'); // then, in the Supervisor: const worker = takeEarlyWorker() ?? cluster.fork(env)
  */
-export function forkEarlyWorker(): void {
+export function forkEarlyWorker(configFile: string | null): void {
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: fileURLToPath(entryPoint('worker/worker-entry')), execArgv: process.execArgv });
   try {
-    early = cluster.fork({ [EARLY_WORKER_ENV]: '1' });
+    early = cluster.fork({ [EARLY_WORKER_ENV]: mayLoadAhead(configFile) ? LOAD_AHEAD : '1' });
   } catch {
     // the supervisor forks its first worker itself, and reports the failure if it recurs
     return;
@@ -50,4 +55,19 @@ export function takeEarlyWorker(): Worker | undefined {
 export function dropEarlyWorker(): undefined {
   early?.process.kill('SIGKILL');
   early = undefined;
+}
+
+/**
+ * Whether the early worker may load flotilla's modules before it knows the config: only when the
+ * file's text holds neither `preload` nor a backslash (a YAML escape could spell the key), so that
+ * no `preload` module (an OpenTelemetry SDK patching what loads after it) can come too late. Read
+ * before the config is: a file that cannot be read says no, and the commands report it.
+ */
+export function mayLoadAhead(configFile: string | null): boolean {
+  if (configFile === null) return false;
+  try {
+    return !/preload|\\/.test(readFileSync(configFile, 'utf8'));
+  } catch {
+    return false;
+  }
 }

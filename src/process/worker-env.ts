@@ -6,6 +6,8 @@ import { createError } from '../errors/flotilla-error.ts';
 export const WORKER_ENV = 'FLOTILLA_WORKER';
 /** Set instead for the worker forked before the config was read (src/primary/early-worker.ts): its data comes in `flotilla:start`. */
 export const EARLY_WORKER_ENV = 'FLOTILLA_EARLY_WORKER';
+/** {@link EARLY_WORKER_ENV}'s value when the config names no `preload` module: the worker loads the App's modules while it waits. */
+export const LOAD_AHEAD = 'load-ahead';
 
 /** What the primary hands each worker at fork time: the config it validated, and the service module. */
 export interface WorkerStart {

@@ -10,11 +10,17 @@
 import { entryPoint } from '../entry-points.ts';
 import { isPrimaryMessage, msg } from '../ipc/protocol.ts';
 import { importPreloads } from '../process/preload.ts';
-import { decodeWorkerStart, EARLY_WORKER_ENV, WORKER_ENV } from '../process/worker-env.ts';
+import { decodeWorkerStart, EARLY_WORKER_ENV, LOAD_AHEAD, WORKER_ENV } from '../process/worker-env.ts';
 
-// the worker forked before the config was read: its start-up data comes in `flotilla:start`
-if (process.env[EARLY_WORKER_ENV] !== undefined) process.env[WORKER_ENV] = await startMessage();
+// the worker forked before the config was read: its start-up data comes in `flotilla:start`; meanwhile,
+// when the config can name no `preload` module, it loads the App's modules (src/primary/early-worker.ts)
+const early = process.env[EARLY_WORKER_ENV];
 delete process.env[EARLY_WORKER_ENV];
+if (early !== undefined) {
+  const started = startMessage();
+  if (early === LOAD_AHEAD) await import('../app/index.ts');
+  process.env[WORKER_ENV] = await started;
+}
 const { config } = decodeWorkerStart(process.env[WORKER_ENV]);
 let failure: unknown;
 try {

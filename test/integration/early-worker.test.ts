@@ -5,7 +5,7 @@ import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { msg } from '../../src/ipc/protocol.ts';
-import { EARLY_WORKER_ENV, WORKER_ENV } from '../../src/process/worker-env.ts';
+import { EARLY_WORKER_ENV, LOAD_AHEAD, WORKER_ENV } from '../../src/process/worker-env.ts';
 import { runCliInGroup } from '../helpers/cli.ts';
 import { startCluster, tempFiles } from '../helpers/cluster.ts';
 
@@ -39,7 +39,7 @@ test('the first slot is served by the worker forked before the config was read; 
   const cluster = startCluster(t);
   const { workers } = await cluster.ready();
   const first = environOf(workers.get(0) as number);
-  t.assert.strictEqual(first?.get(EARLY_WORKER_ENV), '1', 'slot 0 started before the config was read');
+  t.assert.strictEqual(first?.get(EARLY_WORKER_ENV), LOAD_AHEAD, 'slot 0 started before the config was read, loading ahead');
   t.assert.strictEqual(first?.has(WORKER_ENV), false, 'its start-up data came in flotilla:start');
   const second = environOf(workers.get(1) as number);
   t.assert.strictEqual(second?.has(EARLY_WORKER_ENV), false);
