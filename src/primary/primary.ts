@@ -21,7 +21,7 @@ import { backoffPolicyOf } from './backoff.ts';
 import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
 import { ClusterSessions } from './cluster-sessions.ts';
 import { Distributor } from './distributor.ts';
-import { dropEarlyWorker, takeEarlyWorker } from './early-worker.ts';
+import { takeEarlyWorker } from './early-worker.ts';
 import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
 import { ClusterCounts } from './rate-limit-counter.ts';
@@ -150,8 +150,8 @@ export class Primary {
       execArgv: [...process.execArgv, ...heapArgs],
       balancing: c.balancing,
       startFor: (slot) => this.#workerStart(slot),
-      // the first worker, forked before the config was read, lacks a heap share: one is forked with it instead
-      early: heapArgs.length > 0 ? dropEarlyWorker() : takeEarlyWorker(),
+      // the first worker, forked before the config was read, if it started with this heap share
+      early: takeEarlyWorker(heapArgs),
       policy: backoffPolicyOf(c),
       heartbeat: { intervalMs: c.heartbeatIntervalMs, timeoutMs: c.heartbeatTimeoutMs },
       recycle: { maxMemoryMB: c.maxMemoryMB, maxRequests: c.maxRequests, maxRequestsJitter: c.maxRequestsJitter },
