@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { entryPoint } from '../entry-points.ts';
 import { EARLY_WORKER_ENV, LOAD_AHEAD } from '../process/worker-env.ts';
 import { availableCpus } from '../utils/cpus.ts';
-import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
+import { heapArgsFor } from './memory-limit.ts';
 
 /** The early worker and the heap flags it was started with. */
 let early: { worker: Worker; heapArgs: readonly string[] } | undefined;
@@ -30,12 +30,7 @@ let early: { worker: Worker; heapArgs: readonly string[] } | undefined;
  * forkEarlyWorker('app.yaml'); // then, in the Supervisor: const worker = takeEarlyWorker() ?? cluster.fork(env)
  */
 export function forkEarlyWorker(configFile: string | null): void {
-  const heapArgs = workerHeapArgs({
-    execArgv: process.execArgv,
-    nodeOptions: process.env['NODE_OPTIONS'],
-    limitBytes: cgroupMemoryLimit(),
-    workers: availableCpus(),
-  });
+  const heapArgs = heapArgsFor(availableCpus());
   cluster.schedulingPolicy = cluster.SCHED_NONE;
   cluster.setupPrimary({ exec: fileURLToPath(entryPoint('worker/worker-entry')), execArgv: [...process.execArgv, ...heapArgs] });
   let worker: Worker;

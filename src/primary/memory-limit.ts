@@ -119,3 +119,11 @@ export function workerHeapArgs(input: WorkerHeapInput): string[] {
   const share = workerHeapShareMB(limitBytes, workers, nodeDefaultMB);
   return share < Math.floor(nodeDefaultMB) ? [`--max-old-space-size=${share}`] : [];
 }
+
+/**
+ * {@link workerHeapArgs} for this process: its `execArgv`, `NODE_OPTIONS` and container memory
+ * limit, for `workers` workers (the primary's, and the early worker's guess, early-worker.ts).
+ */
+export function heapArgsFor(workers: number): string[] {
+  return workerHeapArgs({ execArgv: process.execArgv, nodeOptions: process.env['NODE_OPTIONS'], limitBytes: cgroupMemoryLimit(), workers });
+}

@@ -22,7 +22,7 @@ import { ClusterExposition, staleAfterMs } from './cluster-exposition.ts';
 import { ClusterSessions } from './cluster-sessions.ts';
 import { Distributor } from './distributor.ts';
 import { takeEarlyWorker } from './early-worker.ts';
-import { cgroupMemoryLimit, workerHeapArgs } from './memory-limit.ts';
+import { heapArgsFor } from './memory-limit.ts';
 import { PrimaryMetrics } from './primary-metrics.ts';
 import { ClusterCounts } from './rate-limit-counter.ts';
 import { type ReloadOutcome, type ReloadTarget, reloadCluster } from './reload.ts';
@@ -118,12 +118,7 @@ export class Primary {
     const range = workerRange(config.workers);
     // the tree starts with `min`; the heap is shared as if it had grown to `max`, so that it never outgrows the limit
     const count = range.min;
-    const heapArgs = workerHeapArgs({
-      execArgv: process.execArgv,
-      nodeOptions: process.env['NODE_OPTIONS'],
-      limitBytes: cgroupMemoryLimit(),
-      workers: range.max,
-    });
+    const heapArgs = heapArgsFor(range.max);
     this.#heapMB = heapArgs.length > 0 ? Number(heapArgs[0]?.split('=')[1]) : undefined;
     if (heapArgs.length > 0) logger.info({ workers: range.max, heapMB: this.#heapMB }, 'container memory limit: heap share per worker');
     const { cluster: c, overload } = config;

@@ -2,7 +2,7 @@ import type { Worker } from 'node:cluster';
 import { join } from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { forkEarlyWorker, mayLoadAhead, takeEarlyWorker } from '../../src/primary/early-worker.ts';
-import { cgroupMemoryLimit, workerHeapArgs } from '../../src/primary/memory-limit.ts';
+import { heapArgsFor } from '../../src/primary/memory-limit.ts';
 import { availableCpus } from '../../src/utils/cpus.ts';
 import { tempFiles } from '../helpers/cluster.ts';
 
@@ -26,12 +26,7 @@ test('the early worker loads ahead only when the config file can name no preload
 
 test('the early worker is taken only with the heap flags the config gives the workers; otherwise killed', async (t: TestContext) => {
   // this file's process forks, as the CLI does: the worker waits for flotilla:start, which never comes
-  const started = workerHeapArgs({
-    execArgv: process.execArgv,
-    nodeOptions: process.env['NODE_OPTIONS'],
-    limitBytes: cgroupMemoryLimit(),
-    workers: availableCpus(),
-  });
+  const started = heapArgsFor(availableCpus());
   const exitOf = (worker: Worker) =>
     new Promise<string | null>((resolve) => (worker.isDead() ? resolve('gone') : worker.once('exit', (_, signal) => resolve(signal))));
 
