@@ -16,7 +16,8 @@ import { decodeWorkerStart, EARLY_WORKER_ENV, LOAD_AHEAD, WORKER_ENV } from '../
 // when the config can name no `preload` module, it loads the App's modules (src/primary/early-worker.ts)
 const early = process.env[EARLY_WORKER_ENV];
 delete process.env[EARLY_WORKER_ENV];
-if (early !== undefined) {
+// a worker forked with its data never waits (the variable inherited from a user's environment, say)
+if (early !== undefined && process.env[WORKER_ENV] === undefined) {
   const started = startMessage();
   if (early === LOAD_AHEAD) await import('../app/index.ts');
   process.env[WORKER_ENV] = await started;

@@ -46,6 +46,12 @@ test('the first slot is served by the worker forked before the config was read; 
   t.assert.ok(second?.has(WORKER_ENV), 'slot 1 was forked with its start-up data');
 });
 
+test("the early worker's variable in the user's environment makes no other worker wait", async (t: TestContext) => {
+  const cluster = startCluster(t, { env: { [EARLY_WORKER_ENV]: '1' } });
+  const { workers } = await cluster.ready();
+  t.assert.strictEqual(workers.size, 2);
+});
+
 test('a config error ends the command with exit 2 and leaves no worker behind', async (t: TestContext) => {
   const dir = tempFiles(t, { 'app.yaml': 'serviceName: early\nwokers: 2\nservice: ./service.ts\n' });
   const token = randomUUID();
